@@ -1,0 +1,108 @@
+"""Consumer-group assignment: the contract's section 1 as frozen pydantic models."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+MemberId = Annotated[str, Field(min_length=1)]
+TopicName = Annotated[str, Field(min_length=1)]
+PartitionNumber = Annotated[int, Field(ge=0)]
+
+ConsumerStrategy = Literal["optimal", "sticky", "range", "roundrobin"]
+Protocol = Literal["eager", "cooperative"]
+
+TopicPartitions = dict[str, list[int]]
+"""topic -> sorted partition numbers."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+class ConsumerMember(_Frozen):
+    """One group member's JoinGroup subscription, with its KIP-341 claims."""
+
+    id: MemberId
+    topics: list[TopicName]
+    owned: dict[TopicName, list[PartitionNumber]] = Field(default_factory=dict)
+    generation: Annotated[int, Field(ge=-1)] = -1
+    rack: Annotated[str, Field(min_length=1)] | None = None
+
+
+class ConsumerOptions(_Frozen):
+    strategy: ConsumerStrategy = "optimal"
+    time_limit_ms: Annotated[int, Field(gt=0, le=3_600_000)] | None = None
+    protocol: Protocol = "eager"
+    max_imbalance: Annotated[int, Field(ge=0)] = 0
+
+
+class ConsumerProblem(_Frozen):
+    """A rebalance: partitions per topic, the members' subscriptions and what they own."""
+
+    topics: dict[TopicName, Annotated[int, Field(ge=0)]]
+    members: Annotated[list[ConsumerMember], Field(min_length=1)]
+    options: ConsumerOptions = Field(default_factory=ConsumerOptions)
+    copartitioned: list[Annotated[list[TopicName], Field(min_length=1)]] = Field(
+        default_factory=list
+    )
+    partition_racks: dict[TopicName, list[list[Annotated[str, Field(min_length=1)]]]] = Field(
+        default_factory=dict
+    )
+
+    @model_validator(mode="after")
+    def _check_cross_fields(self) -> ConsumerProblem:
+        seen: dict[str, int] = {}
+        for i, member in enumerate(self.members):
+            if member.id in seen:
+                raise ValueError(
+                    f"members[{i}].id: duplicate member id {member.id!r} "
+                    f"(also members[{seen[member.id]}])"
+                )
+            seen[member.id] = i
+        grouped: dict[str, int] = {}
+        for g, group in enumerate(self.copartitioned):
+            for j, topic in enumerate(group):
+                where = f"copartitioned[{g}][{j}]"
+                if topic not in self.topics:
+                    raise ValueError(f"{where}: unknown topic {topic!r} (not in topics)")
+                if topic in grouped:
+                    other = grouped[topic]
+                    detail = "twice in this group" if other == g else f"also in copartitioned[{other}]"
+                    raise ValueError(f"{where}: topic {topic!r} is {detail}")
+                grouped[topic] = g
+        for topic, racks in self.partition_racks.items():
+            where = f"partition_racks.{topic}"
+            if topic not in self.topics:
+                raise ValueError(f"{where}: unknown topic {topic!r} (not in topics)")
+            if len(racks) != self.topics[topic]:
+                raise ValueError(
+                    f"{where}: {len(racks)} rack lists, but {topic} has "
+                    f"{self.topics[topic]} partitions (one list per partition)"
+                )
+        return self
+
+
+class ConsumerStats(_Frozen):
+    strategy: ConsumerStrategy
+    solver: str
+    optimal: bool
+    fallback: bool
+    moves: int
+    kept: int
+    owned: int
+    min_load: int
+    max_load: int
+    time_ms: float
+    warnings: list[str] = Field(default_factory=list)
+
+
+class ConsumerSolution(_Frozen):
+    """The answer: who consumes what now, and (cooperative) what must be revoked first."""
+
+    assignment: dict[str, TopicPartitions]
+    revoke: dict[str, TopicPartitions] = Field(default_factory=dict)
+    target: dict[str, TopicPartitions] | None = None
+    unassigned: TopicPartitions = Field(default_factory=dict)
+    stats: ConsumerStats

@@ -1,0 +1,195 @@
+"""Index a consumer problem once: members by id, claims resolved, partitions grouped in units.
+
+A *unit* is what goes to one member as a whole: a single partition, or (KIP-315) partition
+number p of every topic of a co-partitioned group. Every solver and the validator work from
+the same `ConsumerIndex`, so claim resolution and eligibility are defined in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from models.consumer import ConsumerProblem
+
+NO_OWNER = -1
+
+
+@dataclass(frozen=True)
+class UnitGroup:
+    """Partition number p < `units` of every topic in `topics` goes to one member."""
+
+    topics: tuple[str, ...]
+    units: int
+    eligible: tuple[int, ...]
+    """Member indices that may take a unit: subscribers to the most topics of the group."""
+    weight: dict[int, int]
+    """member index -> partitions one unit gives it (group topics it subscribes to)."""
+    claims: np.ndarray
+    """shape (len(topics), units): resolved claimant of partition p of topics[i], or -1."""
+    racks: tuple[tuple[frozenset[str] | None, ...], ...] | None = None
+    """per topic, per partition: the racks holding a replica, when the request gives them."""
+
+    @property
+    def name(self) -> str:
+        return "+".join(self.topics)
+
+    def subscribed_topics(self, member_topics: frozenset[str]) -> tuple[str, ...]:
+        return tuple(t for t in self.topics if t in member_topics)
+
+
+@dataclass(frozen=True)
+class ConsumerIndex:
+    members: tuple[str, ...]
+    """member ids, sorted: index i is the member's integer id everywhere."""
+    subscriptions: tuple[frozenset[str], ...]
+    """existing topics each member subscribes to."""
+    generations: tuple[int, ...]
+    racks: tuple[str | None, ...]
+    groups: tuple[UnitGroup, ...]
+    topics: dict[str, int]
+    """subscribed, existing topics and their partition counts."""
+    reported: tuple[dict[str, np.ndarray], ...]
+    """per member: every in-range partition it says it owns (cooperative revocation)."""
+    conflicted: dict[str, np.ndarray]
+    """topic -> partitions claimed by two members at the same highest generation."""
+    owned: int
+    """partitions with a valid claim after resolution that can be assigned."""
+    equal_subscriptions: bool
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def member_count(self) -> int:
+        return len(self.members)
+
+    @property
+    def has_racks(self) -> bool:
+        return any(g.racks is not None for g in self.groups) and any(self.racks)
+
+
+def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
+    """Resolve claims (KIP-341) and group partitions into units (KIP-315)."""
+    members = sorted(problem.members, key=lambda m: m.id)
+    warnings: list[str] = []
+    missing = sorted({t for m in members for t in m.topics if t not in problem.topics})
+    if missing:
+        warnings.append(f"subscribed topics with no partitions yet, ignored: {', '.join(missing)}")
+    subscriptions = tuple(frozenset(t for t in m.topics if t in problem.topics) for m in members)
+    subscribed = sorted(set().union(*subscriptions))
+    topics = {t: problem.topics[t] for t in subscribed}
+
+    owner, conflicted, reported, ignored = _resolve_claims(problem, members, subscriptions, topics)
+    if ignored:
+        warnings.append(
+            f"{ignored} claimed partitions ignored (stale generation, out of range, "
+            "unsubscribed topic or claimed twice)"
+        )
+
+    groups, cut = _unit_groups(problem, subscriptions, topics, owner)
+    if cut:
+        warnings.append(
+            f"{cut} partitions of co-partitioned topics beyond the group's smallest partition "
+            "count stay unassigned (KIP-315)"
+        )
+    owned = int(sum(int((g.claims >= 0).sum()) for g in groups))
+    equal = (
+        len(set(subscriptions)) == 1
+        and all(len(g.topics) == 1 for g in groups)
+        and not any(g.racks is not None for g in groups)
+    )
+    return ConsumerIndex(
+        members=tuple(m.id for m in members),
+        subscriptions=subscriptions,
+        generations=tuple(m.generation for m in members),
+        racks=tuple(m.rack for m in members),
+        groups=tuple(groups),
+        topics=topics,
+        reported=tuple(reported),
+        conflicted=conflicted,
+        owned=owned,
+        equal_subscriptions=equal,
+        warnings=tuple(warnings),
+    )
+
+
+def _resolve_claims(
+    problem: ConsumerProblem,
+    members: list,  # type: ignore[type-arg]
+    subscriptions: tuple[frozenset[str], ...],
+    topics: dict[str, int],
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list[dict[str, np.ndarray]], int]:
+    """Highest generation wins; two members at the same highest generation both lose."""
+    owner = {t: np.full(n, NO_OWNER, dtype=np.int64) for t, n in topics.items()}
+    best = {t: np.full(n, -2, dtype=np.int64) for t, n in topics.items()}
+    tied = {t: np.zeros(n, dtype=bool) for t, n in topics.items()}
+    reported: list[dict[str, np.ndarray]] = []
+    claimed_total = 0
+    for m, member in enumerate(members):
+        mine: dict[str, np.ndarray] = {}
+        for topic, parts in member.owned.items():
+            count = problem.topics.get(topic)
+            if count is None or not parts:
+                claimed_total += len(set(parts))
+                continue
+            arr = np.unique(np.asarray(parts, dtype=np.int64))
+            claimed_total += len(arr)
+            arr = arr[arr < count]
+            mine[topic] = arr
+            if topic not in subscriptions[m] or topic not in owner:
+                continue
+            gen = member.generation
+            wins = best[topic][arr] < gen
+            ties = (best[topic][arr] == gen) & (owner[topic][arr] != m)
+            won, tie = arr[wins], arr[ties]
+            owner[topic][won], best[topic][won], tied[topic][won] = m, gen, False
+            tied[topic][tie] = True
+        reported.append(mine)
+    conflicted = {}
+    for topic in topics:
+        conflicted[topic] = np.flatnonzero(tied[topic])
+        owner[topic][tied[topic]] = NO_OWNER
+    valid = sum(int((owner[t] >= 0).sum()) for t in topics)
+    return owner, conflicted, reported, claimed_total - valid
+
+
+def _unit_groups(
+    problem: ConsumerProblem,
+    subscriptions: tuple[frozenset[str], ...],
+    topics: dict[str, int],
+    owner: dict[str, np.ndarray],
+) -> tuple[list[UnitGroup], int]:
+    joined = [sorted(set(g)) for g in problem.copartitioned]
+    in_group = {t for g in joined for t in g}
+    shapes = [tuple(g) for g in joined] + [(t,) for t in topics if t not in in_group]
+    groups: list[UnitGroup] = []
+    cut = 0
+    for shape in sorted(shapes):
+        live = tuple(t for t in shape if t in topics)
+        if not live:
+            continue
+        units = min(problem.topics[t] for t in shape)
+        cut += sum(topics[t] - units for t in live)
+        weight = {m: sum(t in subs for t in live) for m, subs in enumerate(subscriptions)}
+        top = max(weight.values())
+        eligible = tuple(m for m, w in weight.items() if w == top and w > 0)
+        claims = np.stack([owner[t][:units] for t in live]) if units else np.zeros((len(live), 0))
+        racks = None
+        if any(t in problem.partition_racks for t in live):
+            racks = tuple(
+                tuple(frozenset(r) if r else None for r in problem.partition_racks[t][:units])
+                if t in problem.partition_racks
+                else (None,) * units
+                for t in live
+            )
+        groups.append(
+            UnitGroup(
+                topics=live,
+                units=units,
+                eligible=eligible,
+                weight={m: weight[m] for m in eligible},
+                claims=claims.astype(np.int64),
+                racks=racks,
+            )
+        )
+    return groups, cut

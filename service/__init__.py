@@ -1,0 +1,1 @@
+"""Adapters around the solvers: the command line and the HTTP service."""

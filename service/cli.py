@@ -1,0 +1,99 @@
+"""`stickyd`: solve from the command line, or serve the HTTP API."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from models import ConsumerSolution, ProblemError
+from solvers import solve_consumer
+
+app = typer.Typer(help="stickyd: provably balanced, minimally moving Kafka assignments.", no_args_is_help=True)
+solve_app = typer.Typer(help="Solve one problem in the contract's JSON format.", no_args_is_help=True)
+app.add_typer(solve_app, name="solve")
+
+EXAMPLES = Path(__file__).parent / "examples"
+
+
+def _read(file: str) -> Any:
+    text = sys.stdin.read() if file == "-" else _read_file(file)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        _fail(f"body: not valid JSON ({error.msg} at line {error.lineno} column {error.colno})")
+
+
+def _read_file(file: str) -> str:
+    try:
+        return Path(file).read_text()
+    except OSError as error:
+        _fail(f"{file}: cannot read ({error.strerror})")
+
+
+def _fail(message: str) -> Any:
+    typer.echo(f"stickyd: {message}", err=True)
+    raise typer.Exit(code=2)
+
+
+@solve_app.command("consumer")
+def solve_consumer_command(
+    file: Annotated[str, typer.Argument(help="problem JSON file, or - for stdin")],
+    table: Annotated[bool, typer.Option(help="print a table instead of the JSON response")] = False,
+) -> None:
+    """Assign a consumer group's partitions (contract section 1)."""
+    try:
+        solution = solve_consumer(_read(file))
+    except ProblemError as error:
+        _fail(str(error))
+    if table:
+        print_consumer_table(solution)
+    else:
+        typer.echo(solution.model_dump_json())
+
+
+def print_consumer_table(solution: ConsumerSolution) -> None:
+    console = Console()
+    view = Table(title="consumer group assignment")
+    view.add_column("member")
+    view.add_column("partitions", justify="right")
+    view.add_column("assignment")
+    for member, parts in solution.assignment.items():
+        text = "  ".join(f"{t}: {_ranges(p)}" for t, p in parts.items()) or "-"
+        view.add_row(member, str(sum(len(p) for p in parts.values())), text)
+    console.print(view)
+    s = solution.stats
+    console.print(
+        f"strategy {s.strategy} · solver {s.solver} · optimal {s.optimal} · fallback {s.fallback} · "
+        f"moves {s.moves} of {s.owned} owned · load {s.min_load}..{s.max_load} · {s.time_ms:.1f} ms"
+    )
+    for warning in s.warnings:
+        console.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+def _ranges(parts: list[int]) -> str:
+    """[0, 1, 2, 5] -> '0-2,5'."""
+    out: list[str] = []
+    for p in parts:
+        if out and out[-1].split("-")[-1] == str(p - 1):
+            out[-1] = f"{out[-1].split('-')[0]}-{p}"
+        else:
+            out.append(str(p))
+    return ",".join(out)
+
+
+@app.command()
+def demo() -> None:
+    """Solve the contract's example problems (embedded) and print each as a table."""
+    for path in sorted(EXAMPLES.glob("consumer-*.json")):
+        typer.echo(f"\n== {path.name}")
+        print_consumer_table(solve_consumer(json.loads(path.read_text())))
+
+
+def main() -> None:
+    app()

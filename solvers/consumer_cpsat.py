@@ -1,0 +1,142 @@
+"""CP-SAT for what a flow cannot express: members whose units weigh differently.
+
+A member that reads both topics of a join (2 partitions per unit) and a plain topic (1 per
+unit) has a load that is a weighted sum, so its squared load is not a flow cost. The model
+still works on classes of interchangeable units, with integer counts, and is solved
+lexicographically: balance, then moves, then racks, each level proven before the next.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from models.consumer_index import ConsumerIndex
+from solvers.consumer_classes import UnitClasses, materialize
+from solvers.errors import SolverFailure, SolveTimeout
+
+
+def solve_cpsat(
+    index: ConsumerIndex, unit_classes: UnitClasses, *, max_imbalance: int, deadline: float
+) -> list[np.ndarray]:
+    model = ConsumerCpModel(index, unit_classes)
+    squares = model.sum_of_squares()
+    # balance first: the most even loads the subscriptions allow
+    balanced = model.minimise(squares, deadline, keep=max_imbalance == 0)
+    if max_imbalance:
+        low = min(model.solved_loads(balanced), default=0)
+        high = max(model.solved_loads(balanced), default=0)
+        model.bound_loads(max(0, low - max_imbalance), high + max_imbalance)
+        # sticky yet fair: fewest moves, then most even, then racks
+        model.minimise(model.moves(), deadline)
+        model.minimise(squares, deadline)
+    else:
+        model.minimise(model.moves(), deadline)
+    model.minimise(model.rack_misses(), deadline)
+    return model.owners()
+
+
+class _Solved:
+    def __init__(self, objective: int, values: dict[tuple[int, int], int]) -> None:
+        self.objective = objective
+        self.values = values
+
+
+class ConsumerCpModel:
+    def __init__(self, index: ConsumerIndex, unit_classes: UnitClasses) -> None:
+        self.index = index
+        self.classes = unit_classes
+        self.model = cp_model.CpModel()
+        self.take: dict[tuple[int, int], cp_model.IntVar] = {}
+        self.weight: dict[tuple[int, int], int] = {}
+        self.last: _Solved | None = None
+        for c, cls in enumerate(unit_classes.classes):
+            pool = unit_classes.pools[cls.pool]
+            group = index.groups[pool.group]
+            size = len(cls.units)
+            for m in pool.eligible:
+                self.take[c, m] = self.model.new_int_var(0, size, f"take_c{c}_m{m}")
+                self.weight[c, m] = group.weight[m]
+            # every unit of the class goes to exactly one eligible member
+            self.model.add(sum(self.take[c, m] for m in pool.eligible) == size)
+        self.loads: list[cp_model.IntVar] = []
+        self.tops: list[int] = []
+        for m in range(index.member_count):
+            terms = [self.weight[k] * v for k, v in self.take.items() if k[1] == m]
+            top = sum(self.weight[k] * len(unit_classes.classes[k[0]].units) for k in self.take if k[1] == m)
+            load = self.model.new_int_var(0, top, f"load_m{m}")
+            # a member's load is the partitions it consumes
+            self.model.add(load == sum(terms))
+            self.loads.append(load)
+            self.tops.append(top)
+
+    def sum_of_squares(self) -> cp_model.LinearExprT:
+        squares = []
+        for m, (load, top) in enumerate(zip(self.loads, self.tops, strict=True)):
+            square = self.model.new_int_var(0, top * top, f"square_m{m}")
+            self.model.add_multiplication_equality(square, [load, load])
+            squares.append(square)
+        return sum(squares)
+
+    def moves(self) -> cp_model.LinearExprT:
+        # a unit moves every claimed partition its new member did not own
+        return sum(
+            (self.classes.classes[c].claimed - self.classes.classes[c].kept.get(m, 0)) * v
+            for (c, m), v in self.take.items()
+        )
+
+    def rack_misses(self) -> cp_model.LinearExprT:
+        # KIP-881: a partition read from a rack that holds no replica of it
+        return sum(
+            self.classes.pools[self.classes.classes[c].pool].rack_miss.get(m, 0) * v
+            for (c, m), v in self.take.items()
+        )
+
+    def bound_loads(self, low: int, high: int) -> None:
+        for load, top in zip(self.loads, self.tops, strict=True):
+            if top > 0:
+                # max_imbalance: every load within the balanced optimum's [min - k, max + k]
+                self.model.add(load >= min(low, top))
+                self.model.add(load <= high)
+
+    def minimise(self, objective: cp_model.LinearExprT, deadline: float, keep: bool = True) -> _Solved:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise SolveTimeout("CP-SAT had no time left")
+        self.model.clear_objective()
+        self.model.minimize(objective)
+        if self.last is not None:
+            self.model.clear_hints()
+            for k, v in self.take.items():
+                self.model.add_hint(v, self.last.values[k])
+        solver = cp_model.CpSolver()
+        solver.parameters.max_time_in_seconds = left
+        solver.parameters.num_workers = 2
+        status = solver.solve(self.model)
+        if status == cp_model.UNKNOWN or status == cp_model.FEASIBLE:
+            raise SolveTimeout("CP-SAT did not prove optimality within the time limit")
+        if status != cp_model.OPTIMAL:
+            raise SolverFailure(f"CP-SAT ended with status {solver.status_name(status)}")
+        value = int(round(solver.objective_value))
+        self.last = _Solved(value, {k: int(solver.value(v)) for k, v in self.take.items()})
+        if keep:
+            # the next level keeps this one at its optimum
+            self.model.add(objective == value)
+        return self.last
+
+    def solved_loads(self, solved: _Solved) -> list[int]:
+        totals = [0] * self.index.member_count
+        for (c, m), v in solved.values.items():
+            totals[m] += self.weight[c, m] * v
+        return [t for m, t in enumerate(totals) if any(k[1] == m for k in self.take)]
+
+    def owners(self) -> list[np.ndarray]:
+        if self.last is None:
+            raise SolverFailure("CP-SAT was never solved")
+        direct: list[dict[int, int]] = [{} for _ in self.classes.classes]
+        for (c, m), v in self.last.values.items():
+            if v:
+                direct[c][m] = v
+        return materialize(self.index, self.classes, direct, [{} for _ in self.classes.pools])

@@ -1,0 +1,38 @@
+"""Shared fixtures: the contract's examples and the one validity assertion every test uses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from models import ConsumerProblem, ConsumerSolution, validate_consumer_solution
+
+CONTRACT = Path(__file__).resolve().parents[1] / "service" / "examples"
+EXPECTED_FILE = Path(__file__).resolve().parent / "expected.json"
+
+
+def load_example(name: str) -> dict[str, Any]:
+    return json.loads((CONTRACT / name).read_text())
+
+
+def expected() -> dict[str, Any]:
+    return json.loads(EXPECTED_FILE.read_text())
+
+
+def assert_valid(problem: dict[str, Any] | ConsumerProblem, solution: ConsumerSolution) -> None:
+    model = problem if isinstance(problem, ConsumerProblem) else ConsumerProblem.model_validate(problem)
+    violations = validate_consumer_solution(model, solution)
+    assert violations == [], violations
+
+
+def loads_of(solution: ConsumerSolution) -> list[int]:
+    assignment = solution.target if solution.target is not None else solution.assignment
+    return sorted(sum(len(p) for p in parts.values()) for parts in assignment.values())
+
+
+@pytest.fixture
+def example():
+    return load_example
