@@ -24,8 +24,8 @@ class UnitGroup:
     units: int
     eligible: tuple[int, ...]
     """Member indices that may take a unit: subscribers to the most topics of the group."""
-    weight: dict[int, int]
-    """member index -> partitions one unit gives it (group topics it subscribes to)."""
+    weight: int
+    """partitions one unit gives any eligible member (the group topics it subscribes to)."""
     claims: np.ndarray
     """shape (len(topics), units): resolved claimant of partition p of topics[i], or -1."""
     racks: tuple[tuple[frozenset[str] | None, ...], ...] | None = None
@@ -72,10 +72,15 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
     """Resolve claims (KIP-341) and group partitions into units (KIP-315)."""
     members = sorted(problem.members, key=lambda m: m.id)
     warnings: list[str] = []
-    missing = sorted({t for m in members for t in m.topics if t not in problem.topics})
+    missing = sorted(set().union(*(m.topics for m in members)) - problem.topics.keys())
     if missing:
         warnings.append(f"subscribed topics with no partitions yet, ignored: {', '.join(missing)}")
-    subscriptions = tuple(frozenset(t for t in m.topics if t in problem.topics) for m in members)
+    distinct: dict[tuple[str, ...], frozenset[str]] = {}
+    for m in members:
+        key = tuple(m.topics)
+        if key not in distinct:
+            distinct[key] = frozenset(key).intersection(problem.topics)
+    subscriptions = tuple(distinct[tuple(m.topics)] for m in members)
     subscribed = sorted(set().union(*subscriptions))
     topics = {t: problem.topics[t] for t in subscribed}
 
@@ -132,7 +137,7 @@ def _resolve_claims(
             if count is None or not parts:
                 claimed_total += len(set(parts))
                 continue
-            arr = np.unique(np.asarray(parts, dtype=np.int64))
+            arr = _sorted_unique(np.asarray(parts, dtype=np.int64))
             claimed_total += len(arr)
             arr = arr[arr < count]
             mine[topic] = arr
@@ -164,15 +169,28 @@ def _unit_groups(
     shapes = [tuple(g) for g in joined] + [(t,) for t in topics if t not in in_group]
     groups: list[UnitGroup] = []
     cut = 0
+    row = {t: i for i, t in enumerate(topics)}
+    reads = np.zeros((len(topics), len(subscriptions)), dtype=np.int64)
+    shared: dict[bytes, tuple[int, ...]] = {}
+    rows_of: dict[frozenset[str], np.ndarray] = {}
+    for m, subs in enumerate(subscriptions):
+        if subs not in rows_of:
+            rows_of[subs] = np.fromiter((row[t] for t in subs), dtype=np.int64, count=len(subs))
+        reads[rows_of[subs], m] = 1
     for shape in sorted(shapes):
         live = tuple(t for t in shape if t in topics)
         if not live:
             continue
         units = min(problem.topics[t] for t in shape)
         cut += sum(topics[t] - units for t in live)
-        weight = {m: sum(t in subs for t in live) for m, subs in enumerate(subscriptions)}
-        top = max(weight.values())
-        eligible = tuple(m for m, w in weight.items() if w == top and w > 0)
+        weight = reads[[row[t] for t in live]].sum(axis=0)
+        top = int(weight.max())
+        mask = (weight == top) & (top > 0)
+        # groups read by the same members share one tuple (equal subscriptions: all of them)
+        key = mask.tobytes()
+        if key not in shared:
+            shared[key] = tuple(np.flatnonzero(mask).tolist())
+        eligible = shared[key]
         claims = np.stack([owner[t][:units] for t in live]) if units else np.zeros((len(live), 0))
         racks = None
         if any(t in problem.partition_racks for t in live):
@@ -187,9 +205,14 @@ def _unit_groups(
                 topics=live,
                 units=units,
                 eligible=eligible,
-                weight={m: weight[m] for m in eligible},
+                weight=top,
                 claims=claims.astype(np.int64),
                 racks=racks,
             )
         )
     return groups, cut
+
+
+def _sorted_unique(arr: np.ndarray) -> np.ndarray:
+    arr = np.sort(arr)
+    return arr[np.concatenate([[True], arr[1:] != arr[:-1]])] if len(arr) else arr

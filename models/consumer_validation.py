@@ -93,8 +93,7 @@ def _check_coverage(
         if len(holder) and not eligible[holder].all():
             out.append(f"{g.name}: a unit went to a member reading fewer of its topics than others")
         for i, t in enumerate(g.topics):
-            reads = np.array([t in index.subscriptions[m] for m in range(index.member_count)])
-            if len(holder) and ((rows[i] == -2) & reads[holder]).any():
+            if len(holder) and g.units and _reads_unassigned(index, t, holder[rows[i] == -2]):
                 out.append(f"unassigned.{t}: lists partitions whose unit's member reads {t}")
             if (owner[t][g.units :] >= 0).any():
                 out.append(f"{t}: partitions beyond the join's smallest partition count assigned")
@@ -145,3 +144,26 @@ def _check_cooperative(index: ConsumerIndex, solution: ConsumerSolution, out: li
                 out.append(f"assignment.{member}.{topic}: not part of the target")
             if set(partitions) & revoking.get(topic, set()):
                 out.append(f"assignment.{member}.{topic}: holds partitions still being revoked")
+
+
+def _reads_unassigned(index: ConsumerIndex, topic: str, holders: np.ndarray) -> bool:
+    """Whether a unit's member reads `topic` although its partition is listed unassigned."""
+    return any(topic in index.subscriptions[m] for m in np.unique(holders).tolist() if m >= 0)
+
+
+def unit_violations(index: ConsumerIndex, owners: list[np.ndarray]) -> list[str]:
+    """The cheap run-time check, on units before they are expanded into partitions: every
+    unit goes to exactly one member that reads the most topics of its group."""
+    out: list[str] = []
+    if len(owners) != len(index.groups):
+        return [f"{len(owners)} owner arrays for {len(index.groups)} topic groups"]
+    for group, owner in zip(index.groups, owners, strict=True):
+        if len(owner) != group.units:
+            out.append(f"{group.name}: {len(owner)} owners for {group.units} units")
+            continue
+        eligible = np.zeros(index.member_count + 1, dtype=bool)
+        eligible[list(group.eligible)] = True
+        wrong = np.flatnonzero(~eligible[owner]) if group.eligible else np.zeros(0, np.int64)
+        if len(wrong):
+            out.append(f"{group.name}: units {wrong[:5].tolist()} given to no member or one that cannot read them")
+    return out

@@ -4,6 +4,9 @@ Units of one group are interchangeable except for who claims them and which rack
 A *pool* is a group's units with one rack signature; a *class* is a pool's units with one claim
 signature (who owned them, and how many partitions of the unit each owner keeps). Models pick
 how many units of a class go to each member; `materialize` turns counts back into units.
+
+Units are numbered globally (group offset + partition number) and classes are kept as arrays,
+so a million partitions cost numpy passes, not Python loops.
 """
 
 from __future__ import annotations
@@ -24,74 +27,120 @@ class Pool:
 
 
 @dataclass(frozen=True)
-class UnitClass:
-    pool: int
-    units: np.ndarray
-    """unit numbers (partition numbers), ascending."""
-    kept: dict[int, int]
-    """eligible claimant -> partitions of one unit it keeps if it gets the unit."""
-    claimed: int
-    """partitions of one unit with a valid claim."""
-
-
-@dataclass(frozen=True)
 class UnitClasses:
     pools: list[Pool]
-    classes: list[UnitClass]
+    group_offset: np.ndarray
+    """global unit id of partition 0 of each group (one more entry: the total)."""
+    class_pool: np.ndarray
+    class_claimed: np.ndarray
+    """partitions of one unit with a valid claim."""
+    class_start: np.ndarray
+    """class c's units are units[class_start[c]:class_start[c + 1]], ascending."""
+    units: np.ndarray
+    kept_class: np.ndarray
+    kept_member: np.ndarray
+    kept_count: np.ndarray
+    """(class, eligible claimant, partitions of one unit it keeps if it gets the unit)."""
+
+    @property
+    def count(self) -> int:
+        return len(self.class_pool)
+
+    @property
+    def size(self) -> np.ndarray:
+        return np.diff(self.class_start)
+
+    def rack_miss(self, member_count: int) -> np.ndarray:
+        """pools x members: off-rack partitions per unit."""
+        miss = np.zeros((len(self.pools), member_count), dtype=np.int64)
+        for p, pool in enumerate(self.pools):
+            for m, count in pool.rack_miss.items():
+                miss[p, m] = count
+        return miss
 
 
 def build_classes(index: ConsumerIndex) -> UnitClasses:
     pools: list[Pool] = []
-    classes: list[UnitClass] = []
+    class_pool, class_size, class_claimed, units = [], [], [], []
+    kept_class, kept_member, kept_count = [], [], []
+    offsets = np.concatenate([[0], np.cumsum([g.units for g in index.groups])]).astype(np.int64)
+    n_classes = 0
     for g, group in enumerate(index.groups):
         if group.units == 0 or not group.eligible:
             continue
         rack_ids, rack_sigs = _rack_signatures(group.racks, group.units)
-        claim_ids, claim_sigs = _claim_signatures(group.claims)
+        claim_ids, sig_claimed, rows = _claim_signatures(group.claims, group.eligible, index.member_count)
         first_pool = len(pools)
         for sig in rack_sigs:
             pools.append(Pool(g, group.eligible, _rack_miss(index, group.topics, group.eligible, sig)))
-        key = rack_ids * (len(claim_sigs) + 1) + (claim_ids + 1)
-        keys, inverse = np.unique(key, return_inverse=True)
-        order = np.argsort(inverse, kind="stable")
-        bounds = np.cumsum(np.bincount(inverse, minlength=len(keys)))[:-1]
-        eligible = set(group.eligible)
-        for k, units in zip(keys.tolist(), np.split(order, bounds), strict=True):
-            rack_id, claim_id = divmod(k, len(claim_sigs) + 1)
-            owners = claim_sigs[claim_id - 1] if claim_id else {}
-            classes.append(
-                UnitClass(
-                    pool=first_pool + rack_id,
-                    units=units,
-                    kept={m: c for m, c in owners.items() if m in eligible},
-                    claimed=sum(owners.values()),
-                )
-            )
-    return UnitClasses(pools, classes)
+        n_sigs = len(sig_claimed) + 1
+        uniq, inverse = np.unique(rack_ids * n_sigs + (claim_ids + 1), return_inverse=True)
+        rack_id, claim_id = np.divmod(uniq, n_sigs)
+        units.append(np.argsort(inverse, kind="stable") + offsets[g])
+        class_size.append(np.bincount(inverse, minlength=len(uniq)))
+        class_pool.append(first_pool + rack_id)
+        class_claimed.append(np.concatenate([[0], sig_claimed])[claim_id])
+        # a class inherits its claim signature's (claimant, kept) rows
+        row_sig, row_member, row_count = rows
+        per_sig = np.bincount(row_sig, minlength=n_sigs - 1)
+        sig_start = np.concatenate([[0], np.cumsum(per_sig)])
+        claimed_classes = np.flatnonzero(claim_id > 0)
+        sig = claim_id[claimed_classes] - 1
+        width = per_sig[sig]
+        picks = np.repeat(sig_start[sig], width) + ranges(width)
+        kept_class.append(np.repeat(claimed_classes + n_classes, width))
+        kept_member.append(row_member[picks])
+        kept_count.append(row_count[picks])
+        n_classes += len(uniq)
+
+    def joined(parts: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
+
+    return UnitClasses(
+        pools=pools,
+        group_offset=offsets,
+        class_pool=joined(class_pool),
+        class_claimed=joined(class_claimed),
+        class_start=np.concatenate([[0], np.cumsum(joined(class_size))]).astype(np.int64),
+        units=joined(units),
+        kept_class=joined(kept_class),
+        kept_member=joined(kept_member),
+        kept_count=joined(kept_count),
+    )
 
 
-def _claim_signatures(claims: np.ndarray) -> tuple[np.ndarray, list[dict[int, int]]]:
-    """Per unit, an id of its claim signature (-1: nobody claims it), and the signatures."""
+def _claim_signatures(
+    claims: np.ndarray, eligible: tuple[int, ...], n: int
+) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per unit, the id of its claim signature (-1: nobody claims it); per signature its
+    claimed partitions; and rows (signature, eligible claimant, partitions it keeps), sorted."""
+    can_keep = np.zeros(n + 1, dtype=bool)
+    can_keep[list(eligible)] = True
     if claims.shape[0] == 1:
         members, inverse = np.unique(claims[0], return_inverse=True)
-        sigs = [{int(m): 1} for m in members]
         ids = inverse.astype(np.int64)
         if len(members) and members[0] < 0:
             ids -= 1
-            sigs = sigs[1:]
-        return ids, sigs
+            members = members[1:]
+        keep = np.flatnonzero(can_keep[members])
+        rows = (keep, members[keep], np.ones(len(keep), dtype=np.int64))
+        return ids, np.ones(len(members), dtype=np.int64), rows
     table: dict[tuple[int, ...], int] = {}
     ids = np.empty(claims.shape[1], dtype=np.int64)
     for p, column in enumerate(claims.T.tolist()):
         sig = tuple(sorted(m for m in column if m >= 0))
         ids[p] = -1 if not sig else table.setdefault(sig, len(table))
-    sigs: list[dict[int, int]] = []
-    for sig in table:
-        counts: dict[int, int] = {}
-        for m in sig:
-            counts[m] = counts.get(m, 0) + 1
-        sigs.append(counts)
-    return ids, sigs
+    row_sig, row_member, row_count = [], [], []
+    for s, sig in enumerate(table):
+        members, counts = np.unique(np.array(sig), return_counts=True)
+        for m, c in zip(members.tolist(), counts.tolist(), strict=True):
+            if can_keep[m]:
+                row_sig.append(s)
+                row_member.append(m)
+                row_count.append(c)
+    rows = (np.array(row_sig, dtype=np.int64), np.array(row_member, dtype=np.int64),
+            np.array(row_count, dtype=np.int64))
+    return ids, np.array([len(sig) for sig in table], dtype=np.int64), rows
 
 
 RackSignature = tuple[frozenset[str] | None, ...]
@@ -132,29 +181,54 @@ def _rack_miss(
 
 def materialize(
     index: ConsumerIndex,
-    unit_classes: UnitClasses,
-    direct: list[dict[int, int]],
-    from_pool: list[dict[int, int]],
+    classes: UnitClasses,
+    direct: tuple[np.ndarray, np.ndarray, np.ndarray],
+    from_pool: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> list[np.ndarray]:
-    """Owners per group from counts: `direct[c][m]` units of class c to m, then each pool's
-    leftover units (ascending) dealt out by `from_pool[pool][m]` in member order."""
-    owners = [np.full(g.units, -1, dtype=np.int64) for g in index.groups]
-    leftovers: list[list[np.ndarray]] = [[] for _ in unit_classes.pools]
-    for cls, counts in zip(unit_classes.classes, direct, strict=True):
-        group = unit_classes.pools[cls.pool].group
-        start = 0
-        for m in sorted(counts):
-            take = counts[m]
-            owners[group][cls.units[start : start + take]] = m
-            start += take
-        leftovers[cls.pool].append(cls.units[start:])
-    for p, (pool, counts) in enumerate(zip(unit_classes.pools, from_pool, strict=True)):
-        free = np.sort(np.concatenate(leftovers[p] or [np.zeros(0, np.int64)]))
-        start = 0
-        for m in sorted(counts):
-            owners[pool.group][free[start : start + counts[m]]] = m
-            start += counts[m]
-        if start != len(free):
-            raise RuntimeError(f"{len(free) - start} units of a pool were left unplaced")
-    return owners
+    """Owners per group from counts. `direct` rows (class, member, count) take a class's
+    lowest units first; each pool's leftover units (ascending) are then dealt out by the
+    `from_pool` rows (pool, member, count), members in id order."""
+    owner = np.full(int(classes.group_offset[-1]), -1, dtype=np.int64)
+    used = np.zeros(len(classes.units), dtype=bool)
+    c, m, f = _sorted_rows(*direct)
+    if len(c):
+        before = _exclusive_cumsum_by(c, f)
+        positions = np.repeat(classes.class_start[c] + before, f) + ranges(f)
+        owner[classes.units[positions]] = np.repeat(m, f)
+        used[positions] = True
+    free = np.flatnonzero(~used)
+    free_pool = np.repeat(classes.class_pool, classes.size)[free]
+    order = np.lexsort((classes.units[free], free_pool))
+    free_units = classes.units[free][order]
+    pool_start = np.concatenate([[0], np.cumsum(np.bincount(free_pool, minlength=len(classes.pools)))])
+    p, m, f = _sorted_rows(*from_pool)
+    if len(p):
+        before = _exclusive_cumsum_by(p, f)
+        positions = np.repeat(pool_start[p] + before, f) + ranges(f)
+        owner[free_units[positions]] = np.repeat(m, f)
+    if (owner[classes.units] < 0).any():
+        raise RuntimeError("some units were left unplaced")
+    return [owner[a:b] for a, b in zip(classes.group_offset[:-1], classes.group_offset[1:], strict=True)]
 
+
+def _sorted_rows(a: np.ndarray, m: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, ...]:
+    keep = f > 0
+    a, m, f = a[keep], m[keep], f[keep]
+    order = np.lexsort((m, a))
+    return a[order].astype(np.int64), m[order].astype(np.int64), f[order].astype(np.int64)
+
+
+def _exclusive_cumsum_by(key: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """For rows sorted by key: the sum of values of earlier rows with the same key."""
+    total = np.cumsum(values) - values
+    first = np.concatenate([[True], key[1:] != key[:-1]])
+    return total - np.maximum.accumulate(np.where(first, total, 0))
+
+
+def ranges(width: np.ndarray) -> np.ndarray:
+    """[0..w0-1, 0..w1-1, ...] for the widths given."""
+    total = int(width.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.repeat(np.cumsum(width) - width, width)
+    return np.arange(total, dtype=np.int64) - starts

@@ -52,23 +52,28 @@ class ConsumerCpModel:
         self.take: dict[tuple[int, int], cp_model.IntVar] = {}
         self.weight: dict[tuple[int, int], int] = {}
         self.last: _Solved | None = None
-        for c, cls in enumerate(unit_classes.classes):
-            pool = unit_classes.pools[cls.pool]
+        sizes = unit_classes.size.tolist()
+        self.kept: dict[tuple[int, int], int] = {
+            (c, m): k
+            for c, m, k in zip(unit_classes.kept_class.tolist(), unit_classes.kept_member.tolist(),
+                               unit_classes.kept_count.tolist(), strict=True)
+        }
+        for c, (p, size) in enumerate(zip(unit_classes.class_pool.tolist(), sizes, strict=True)):
+            pool = unit_classes.pools[p]
             group = index.groups[pool.group]
-            size = len(cls.units)
             for m in pool.eligible:
                 self.take[c, m] = self.model.new_int_var(0, size, f"take_c{c}_m{m}")
-                self.weight[c, m] = group.weight[m]
+                self.weight[c, m] = group.weight
             # every unit of the class goes to exactly one eligible member
             self.model.add(sum(self.take[c, m] for m in pool.eligible) == size)
         self.loads: list[cp_model.IntVar] = []
         self.tops: list[int] = []
         for m in range(index.member_count):
-            terms = [self.weight[k] * v for k, v in self.take.items() if k[1] == m]
-            top = sum(self.weight[k] * len(unit_classes.classes[k[0]].units) for k in self.take if k[1] == m)
+            keys = [k for k in self.take if k[1] == m]
+            top = sum(self.weight[k] * sizes[k[0]] for k in keys)
             load = self.model.new_int_var(0, top, f"load_m{m}")
             # a member's load is the partitions it consumes
-            self.model.add(load == sum(terms))
+            self.model.add(load == sum(self.weight[k] * self.take[k] for k in keys))
             self.loads.append(load)
             self.tops.append(top)
 
@@ -83,14 +88,14 @@ class ConsumerCpModel:
     def moves(self) -> cp_model.LinearExprT:
         # a unit moves every claimed partition its new member did not own
         return sum(
-            (self.classes.classes[c].claimed - self.classes.classes[c].kept.get(m, 0)) * v
+            (int(self.classes.class_claimed[c]) - self.kept.get((c, m), 0)) * v
             for (c, m), v in self.take.items()
         )
 
     def rack_misses(self) -> cp_model.LinearExprT:
         # KIP-881: a partition read from a rack that holds no replica of it
         return sum(
-            self.classes.pools[self.classes.classes[c].pool].rack_miss.get(m, 0) * v
+            self.classes.pools[int(self.classes.class_pool[c])].rack_miss.get(m, 0) * v
             for (c, m), v in self.take.items()
         )
 
@@ -135,8 +140,7 @@ class ConsumerCpModel:
     def owners(self) -> list[np.ndarray]:
         if self.last is None:
             raise SolverFailure("CP-SAT was never solved")
-        direct: list[dict[int, int]] = [{} for _ in self.classes.classes]
-        for (c, m), v in self.last.values.items():
-            if v:
-                direct[c][m] = v
-        return materialize(self.index, self.classes, direct, [{} for _ in self.classes.pools])
+        rows = [(c, m, v) for (c, m), v in self.last.values.items() if v]
+        direct = tuple(np.array([r[i] for r in rows], dtype=np.int64) for i in range(3))
+        empty = np.zeros(0, dtype=np.int64)
+        return materialize(self.index, self.classes, direct, (empty, empty, empty))  # type: ignore[arg-type]

@@ -10,7 +10,7 @@ import numpy as np
 
 from models.consumer import ConsumerProblem, ConsumerSolution
 from models.consumer_index import ConsumerIndex, index_consumer_problem
-from models.consumer_validation import validate_consumer_solution
+from models.consumer_validation import unit_violations
 from models.errors import parse
 from solvers.consumer_baselines import solve_range, solve_roundrobin
 from solvers.consumer_classes import build_classes
@@ -48,15 +48,13 @@ def solve_consumer(
         owners, outcome = solve_sticky(index), Outcome("sticky", "kip54-sticky", False, False)
     else:
         owners, outcome = _optimal_or_fallback(index, problem, started + limit_s * OPTIMAL_SHARE)
-    solution = build_solution(problem, index, owners, outcome, _ms(started))
-    if outcome.fallback or options.strategy != "optimal":
-        return solution
-    problems = validate_consumer_solution(problem, solution, index)
-    if not problems:
-        return solution
-    log.error("optimal answer failed validation, falling back: %s", problems[:3])
-    fallback = Outcome("optimal", "kip54-sticky", False, True, ("optimal answer was invalid",))
-    return build_solution(problem, index, solve_sticky(index), fallback, _ms(started))
+    if options.strategy == "optimal" and not outcome.fallback:
+        problems = unit_violations(index, owners)
+        if problems:
+            log.error("optimal answer failed validation, falling back: %s", problems[:3])
+            owners = solve_sticky(index)
+            outcome = Outcome("optimal", "kip54-sticky", False, True, ("optimal answer was invalid",))
+    return build_solution(problem, index, owners, outcome, _ms(started))
 
 
 def _optimal_or_fallback(
@@ -90,8 +88,8 @@ def _uniform_unit_weights(index: ConsumerIndex) -> dict[int, int] | None:
     for group in index.groups:
         if group.units == 0:
             continue
-        for m, w in group.weight.items():
-            if weights.setdefault(m, w) != w:
+        for m in group.eligible:
+            if weights.setdefault(m, group.weight) != group.weight:
                 return None
     return weights
 

@@ -20,7 +20,7 @@ import numpy as np
 from ortools.graph.python import min_cost_flow
 
 from models.consumer_index import ConsumerIndex
-from solvers.consumer_classes import UnitClasses, materialize
+from solvers.consumer_classes import UnitClasses, materialize, ranges
 from solvers.errors import SolveTimeout, SolverFailure
 
 _MAX_COST = 2**62
@@ -78,28 +78,28 @@ class ConsumerFlowModel:
         self.classes = unit_classes
         n = index.member_count
         self.unit_weight = np.array([unit_weight.get(m, 1) for m in range(n)], dtype=np.int64)
+        self.pool_units = np.bincount(
+            unit_classes.class_pool, weights=unit_classes.size, minlength=len(unit_classes.pools)
+        ).astype(np.int64)
         self.capacity = np.zeros(n, dtype=np.int64)
-        for cls in unit_classes.classes:
-            for m in unit_classes.pools[cls.pool].eligible:
-                self.capacity[m] += len(cls.units)
-        self.total_units = sum(len(c.units) for c in unit_classes.classes)
+        for pool, units in zip(unit_classes.pools, self.pool_units.tolist(), strict=True):
+            self.capacity[list(pool.eligible)] += units
+        self.total_units = int(self.pool_units.sum())
+        self.rack_miss = unit_classes.rack_miss(n)
         # node numbering: classes, then pools, then members, then the sink
-        self.pool_node0 = len(unit_classes.classes)
+        self.pool_node0 = unit_classes.count
         self.member_node0 = self.pool_node0 + len(unit_classes.pools)
         self.sink = self.member_node0 + n
 
     def rack_range(self) -> int:
         """An upper bound on the rack-miss objective, so moves can outweigh it."""
-        worst = 0
-        for cls in self.classes.classes:
-            miss = self.classes.pools[cls.pool].rack_miss
-            worst += len(cls.units) * (max(miss.values()) if miss else 0)
-        return worst
+        worst_per_pool = self.rack_miss.max(axis=1) if self.rack_miss.size else np.zeros(0, np.int64)
+        return int((self.pool_units * worst_per_pool).sum()) if len(worst_per_pool) else 0
 
     def solve(self, lo: np.ndarray, hi: np.ndarray, weights: Weights, deadline: float) -> FlowAnswer:
         fixed = self._routing_arcs(weights)
         n = self.index.member_count
-        share = self.total_units and (self.total_units / max(1, int((self.capacity > 0).sum())))
+        share = self.total_units / max(1, int((self.capacity > 0).sum()))
         center = np.clip(np.full(n, round(share), dtype=np.int64), lo, hi)
         radius = np.ones(n, dtype=np.int64)
         for _ in range(_MAX_ROUNDS):
@@ -116,40 +116,35 @@ class ConsumerFlowModel:
         raise SolverFailure("min-cost flow windows did not settle")
 
     def _routing_arcs(self, weights: Weights) -> tuple[np.ndarray, ...]:
-        """Arcs that route units from classes to members, with their costs and capacities."""
-        tails: list[int] = []
-        heads: list[int] = []
-        caps: list[int] = []
-        costs: list[int] = []
-        member0 = self.member_node0
-        for c, cls in enumerate(self.classes.classes):
-            pool = self.classes.pools[cls.pool]
-            # a claimant that keeps the unit loses none of its claimed partitions (KIP-54 stickiness)
-            for m, kept in sorted(cls.kept.items()):
-                tails.append(c)
-                heads.append(member0 + m)
-                caps.append(len(cls.units))
-                costs.append(weights.moves * (cls.claimed - kept) + weights.racks * pool.rack_miss.get(m, 0))
-            # released to the pool: every claimed partition of the unit changes owner
-            tails.append(c)
-            heads.append(self.pool_node0 + cls.pool)
-            caps.append(len(cls.units))
-            costs.append(weights.moves * cls.claimed)
-        pool_units = np.zeros(len(self.classes.pools), dtype=np.int64)
-        for cls in self.classes.classes:
-            pool_units[cls.pool] += len(cls.units)
-        for p, pool in enumerate(self.classes.pools):
-            # a released unit may go to any member subscribed to (the most of) its topics
-            for m in pool.eligible:
-                tails.append(self.pool_node0 + p)
-                heads.append(member0 + m)
-                caps.append(int(pool_units[p]))
-                costs.append(weights.racks * pool.rack_miss.get(m, 0))
-        return (
-            np.array(tails, dtype=np.int32),
-            np.array(heads, dtype=np.int32),
-            np.array(caps, dtype=np.int64),
-            np.array(costs, dtype=np.int64),
+        """Arcs that route units from classes to members, with their capacities and costs."""
+        cls = self.classes
+        size = cls.size
+        kc, km = cls.kept_class, cls.kept_member
+        # a claimant that keeps the unit loses none of the partitions it keeps (stickiness)
+        kept = (
+            kc,
+            self.member_node0 + km,
+            size[kc],
+            weights.moves * (cls.class_claimed[kc] - cls.kept_count)
+            + weights.racks * self.rack_miss[cls.class_pool[kc], km],
+        )
+        # released to the pool: every claimed partition of the unit changes owner
+        classes = np.arange(cls.count, dtype=np.int64)
+        released = (classes, self.pool_node0 + cls.class_pool, size, weights.moves * cls.class_claimed)
+        # a released unit may go to any member reading (the most of) its topics
+        pool_ids = np.concatenate(
+            [np.full(len(p.eligible), i, dtype=np.int64) for i, p in enumerate(cls.pools)]
+        ) if cls.pools else np.zeros(0, dtype=np.int64)
+        members = np.concatenate([np.asarray(p.eligible, dtype=np.int64) for p in cls.pools]) if cls.pools else pool_ids
+        free = (
+            self.pool_node0 + pool_ids,
+            self.member_node0 + members,
+            self.pool_units[pool_ids],
+            weights.racks * self.rack_miss[pool_ids, members],
+        )
+        return tuple(
+            np.concatenate([kept[i], released[i], free[i]]).astype(np.int32 if i < 2 else np.int64)
+            for i in range(4)
         )
 
     def _load_arcs(
@@ -168,7 +163,7 @@ class ConsumerFlowModel:
         costs.append((w2 * (2 * a - 1))[below])
         width = b - a
         inside = np.repeat(members, width)
-        k = np.repeat(a, width) + _ranges(width) + 1
+        k = np.repeat(a, width) + ranges(width) + 1
         tails.append(inside)
         caps.append(np.ones(len(inside), dtype=np.int64))
         costs.append(w2[inside] * (2 * k - 1))
@@ -193,8 +188,7 @@ class ConsumerFlowModel:
         smcf = min_cost_flow.SimpleMinCostFlow()
         arcs = smcf.add_arcs_with_capacity_and_unit_cost(tails, heads, caps, costs)
         supplies = np.zeros(self.sink + 1, dtype=np.int64)
-        for c, cls in enumerate(self.classes.classes):
-            supplies[c] = len(cls.units)
+        supplies[: self.classes.count] = self.classes.size
         # every member receives at least its lower bound of units
         supplies[self.member_node0 : self.sink] = -lo
         supplies[self.sink] = -(self.total_units - int(lo.sum()))
@@ -210,27 +204,14 @@ class ConsumerFlowModel:
         return units, flows[:n_fixed]
 
     def _answer(self, fixed: tuple[np.ndarray, ...], flows: np.ndarray, units: np.ndarray) -> FlowAnswer:
-        tails, heads = fixed[0], fixed[1]
-        n_classes = len(self.classes.classes)
-        direct: list[dict[int, int]] = [{} for _ in range(n_classes)]
-        from_pool: list[dict[int, int]] = [{} for _ in self.classes.pools]
-        for t, h, f in zip(tails.tolist(), heads.tolist(), flows.tolist(), strict=True):
-            if f == 0 or h < self.member_node0:
-                continue
-            m = h - self.member_node0
-            if t < n_classes:
-                direct[t][m] = f
-            else:
-                from_pool[t - self.pool_node0][m] = f
-        owners = materialize(self.index, self.classes, direct, from_pool)
+        tails, heads = fixed[0].astype(np.int64), fixed[1].astype(np.int64)
+        to_member = heads >= self.member_node0
+        direct = to_member & (tails < self.pool_node0)
+        pooled = to_member & (tails >= self.pool_node0)
+        owners = materialize(
+            self.index,
+            self.classes,
+            (tails[direct], heads[direct] - self.member_node0, flows[direct]),
+            (tails[pooled] - self.pool_node0, heads[pooled] - self.member_node0, flows[pooled]),
+        )
         return FlowAnswer(owners=owners, loads=units * self.unit_weight)
-
-
-def _ranges(width: np.ndarray) -> np.ndarray:
-    """[0..w0-1, 0..w1-1, ...] for the widths given."""
-    total = int(width.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    starts = np.repeat(np.cumsum(width) - width, width)
-    return np.arange(total, dtype=np.int64) - starts
-

@@ -35,12 +35,12 @@ def expand(index: ConsumerIndex, owners: list[np.ndarray]) -> tuple[list[dict[st
             continue
         order = np.argsort(owner, kind="stable")
         counts = np.bincount(owner + 1, minlength=n + 1)
-        pieces = np.split(order, np.cumsum(counts)[:-1])
+        ends = np.cumsum(counts).tolist()
         if counts[0]:
             for topic in group.topics:
-                unassigned.setdefault(topic, []).append(pieces[0])
+                unassigned.setdefault(topic, []).append(order[: ends[0]])
         for m in np.flatnonzero(counts[1:]).tolist():
-            units = pieces[m + 1]
+            units = order[ends[m] : ends[m + 1]]
             for topic in group.topics:
                 if topic in index.subscriptions[m]:
                     per_member[m][topic] = units
@@ -65,9 +65,8 @@ def loads(index: ConsumerIndex, owners: list[np.ndarray]) -> np.ndarray:
     n = index.member_count
     total = np.zeros(n, dtype=np.int64)
     for group, owner in zip(index.groups, owners, strict=True):
-        weight = np.zeros(n, dtype=np.int64)
-        weight[list(group.weight)] = list(group.weight.values())
-        total += np.bincount(owner[owner >= 0], minlength=n) * weight
+        # units only ever go to eligible members, who all read `weight` topics of the group
+        total += np.bincount(owner[owner >= 0], minlength=n) * group.weight
     return total
 
 
@@ -95,10 +94,13 @@ def build_solution(
         time_ms=round(time_ms, 3),
         warnings=[*index.warnings, *outcome.warnings],
     )
+    # built here from validated parts: constructed without re-validating a million integers
     if problem.options.protocol == "eager":
-        return ConsumerSolution(assignment=target, unassigned=unassigned, stats=stats)
+        return ConsumerSolution.model_construct(
+            assignment=target, revoke={}, target=None, unassigned=unassigned, stats=stats
+        )
     revoke, assignment = _cooperative(index, per_member)
-    return ConsumerSolution(
+    return ConsumerSolution.model_construct(
         assignment=assignment, revoke=revoke, target=target, unassigned=unassigned, stats=stats
     )
 

@@ -38,12 +38,15 @@ class _StickyRun:
         self.index = index
         n = index.member_count
         self.owners = [np.full(g.units, -1, dtype=np.int64) for g in index.groups]
-        self.weight = [[g.weight.get(m, 0) for m in range(n)] for g in index.groups]
+        self.weight = [g.weight for g in index.groups]
         self.eligible = [set(g.eligible) for g in index.groups]
         self.load = [0] * n
         self.count = [np.zeros(n, dtype=np.int64) for _ in index.groups]
         self.sorted = SortedList((0, m) for m in range(n))
-        self.capacity = [sum(g.units * g.weight.get(m, 0) for g in index.groups) for m in range(n)]
+        self.capacity = [0] * n
+        for g in index.groups:
+            for m in g.eligible:
+                self.capacity[m] += g.units * g.weight
 
     def run(self) -> list[np.ndarray]:
         fresh = self._keep_valid_claims()
@@ -77,7 +80,7 @@ class _StickyRun:
         for g, owner in enumerate(self.owners):
             self.count[g] = np.bincount(owner[owner >= 0], minlength=n)
             for m in np.flatnonzero(self.count[g]).tolist():
-                self.load[m] += int(self.count[g][m]) * self.weight[g][m]
+                self.load[m] += int(self.count[g][m]) * self.weight[g]
         self.sorted = SortedList((self.load[m], m) for m in range(n))
         return not any(int(c.sum()) for c in self.count)
 
@@ -114,7 +117,7 @@ class _StickyRun:
                     break
                 owner = int(self.owners[g][p])
                 target = self._least_loaded(g)
-                if self.load[owner] > self.load[target] + self.weight[g][target]:
+                if self.load[owner] > self.load[target] + self.weight[g]:
                     self._take((g, p), owner)
                     self._give((g, p), target)
                     changed = moved = True
@@ -153,13 +156,13 @@ class _StickyRun:
     def _give(self, unit: Unit, m: int) -> None:
         g, p = unit
         self.owners[g][p] = m
-        self._shift(m, self.weight[g][m])
+        self._shift(m, self.weight[g])
         self.count[g][m] += 1
 
     def _take(self, unit: Unit, m: int) -> None:
         g, p = unit
         self.owners[g][p] = -1
-        self._shift(m, -self.weight[g][m])
+        self._shift(m, -self.weight[g])
         self.count[g][m] -= 1
 
     def _shift(self, m: int, delta: int) -> None:
