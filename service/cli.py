@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -88,11 +89,48 @@ def _ranges(parts: list[int]) -> str:
 
 
 @app.command()
-def demo() -> None:
-    """Solve the contract's example problems (embedded) and print each as a table."""
-    for path in sorted(EXAMPLES.glob("consumer-*.json")):
-        typer.echo(f"\n== {path.name}")
-        print_consumer_table(solve_consumer(json.loads(path.read_text())))
+def serve(
+    host: Annotated[str | None, typer.Option(help="address to listen on [env STICKYD_HOST; 127.0.0.1]")] = None,
+    port: Annotated[int | None, typer.Option(help="port [env STICKYD_PORT; 8000]")] = None,
+    workers: Annotated[int | None, typer.Option(help="solver processes [env STICKYD_WORKERS; cores]")] = None,
+) -> None:
+    """Serve the v1 HTTP API (settings from STICKYD_* environment variables)."""
+    import uvicorn
+
+    from service.app import create_app
+    from service.settings import Settings
+
+    overrides = {k: v for k, v in {"host": host, "port": port, "workers": workers}.items() if v is not None}
+    try:
+        settings = Settings(**overrides)
+    except ValueError as problem:
+        _fail(f"settings: {problem}".splitlines()[0])
+    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port,
+                log_level=settings.log_level, access_log=False)
+
+
+@app.command()
+def demo(
+    in_process: Annotated[bool, typer.Option(help="solve in this process instead of via the service")] = False,
+) -> None:
+    """Start `stickyd serve` on a free loopback port, send it the contract's example problems
+    (embedded in the package) with the Python client, print each answer as a table, stop it."""
+    problems = [(p.name, json.loads(p.read_text())) for p in sorted(EXAMPLES.glob("consumer-*.json"))]
+    if in_process:
+        for name, problem in problems:
+            typer.echo(f"\n== {name}")
+            print_consumer_table(solve_consumer(problem))
+        return
+    from client.http import StickydClient
+    from service.process import running_service
+
+    with running_service() as service, StickydClient(service.url) as client:
+        url = service.url
+        typer.echo(f"stickyd serve is answering on {url}")
+        for name, problem in problems:
+            typer.echo(f"\n== POST {url}/v1/assign/consumer  ({name})")
+            print_consumer_table(client.assign_consumer(problem))
 
 
 def main() -> None:

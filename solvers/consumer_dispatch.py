@@ -29,18 +29,26 @@ OPTIMAL_SHARE = 0.8
 
 
 def solve_consumer(
-    problem: ConsumerProblem | dict[str, Any], *, default_time_limit_ms: int = DEFAULT_TIME_LIMIT_MS
+    problem: ConsumerProblem | dict[str, Any],
+    *,
+    default_time_limit_ms: int = DEFAULT_TIME_LIMIT_MS,
+    fallback_reason: str | None = None,
 ) -> ConsumerSolution:
     """Assign partitions as `problem.options.strategy` says; always a valid answer.
 
-    Raises models.ProblemError (naming the field) when the request does not fit the contract.
+    `fallback_reason` (set by a caller whose own deadline passed) skips straight to the
+    KIP-54 heuristic and says why in `stats`. Raises models.ProblemError (naming the field)
+    when the request does not fit the contract.
     """
     started = time.monotonic()
     problem = parse(ConsumerProblem, problem)
     options = problem.options
     limit_s = (options.time_limit_ms or default_time_limit_ms) / 1000
     index = index_consumer_problem(problem)
-    if options.strategy == "range":
+    if fallback_reason is not None:
+        owners = solve_sticky(index)
+        outcome = Outcome(options.strategy, "kip54-sticky", False, True, (fallback_reason,))
+    elif options.strategy == "range":
         owners, outcome = solve_range(index), Outcome("range", "range", False, False)
     elif options.strategy == "roundrobin":
         owners, outcome = solve_roundrobin(index), Outcome("roundrobin", "roundrobin", False, False)

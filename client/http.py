@@ -1,0 +1,129 @@
+"""Python clients for the stickyd HTTP API, sync and async, over httpx.
+
+Connection failures are retried with exponential backoff (tenacity); an HTTP error raises
+`StickydError` carrying the server's status and `detail`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from tenacity import (
+    AsyncRetrying,
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+)
+
+from models import ConsumerProblem, ConsumerSolution
+
+RETRYABLE = (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError)
+
+
+class StickydError(Exception):
+    """The service answered with an error status; `detail` is its explanation."""
+
+    def __init__(self, status: int, detail: str, field: str | None = None) -> None:
+        super().__init__(f"stickyd answered {status}: {detail}")
+        self.status = status
+        self.detail = detail
+        self.field = field
+
+
+def _payload(problem: ConsumerProblem | dict[str, Any]) -> dict[str, Any]:
+    if isinstance(problem, ConsumerProblem):
+        return problem.model_dump(mode="json", exclude_none=True)
+    return problem
+
+
+def _check(response: httpx.Response) -> dict[str, Any]:
+    if response.status_code >= 400:
+        try:
+            body = response.json()
+            detail, field = str(body.get("detail", response.text)), body.get("field")
+        except ValueError:
+            detail, field = response.text or response.reason_phrase, None
+        raise StickydError(response.status_code, detail, field)
+    data: dict[str, Any] = response.json()
+    return data
+
+
+def _retry_policy(attempts: int) -> dict[str, Any]:
+    return {
+        "retry": retry_if_exception_type(RETRYABLE),
+        "stop": stop_after_attempt(attempts),
+        "wait": wait_exponential(multiplier=0.05, max=1.0),
+        "reraise": True,
+    }
+
+
+class StickydClient:
+    """`StickydClient("http://127.0.0.1:8000", timeout=5).assign_consumer(problem)`."""
+
+    def __init__(self, base_url: str, timeout: float = 10.0, retries: int = 3) -> None:
+        self._http = httpx.Client(base_url=base_url, timeout=timeout)
+        self._retries = retries
+
+    def assign_consumer(self, problem: ConsumerProblem | dict[str, Any]) -> ConsumerSolution:
+        return ConsumerSolution.model_validate(self._post("/v1/assign/consumer", _payload(problem)))
+
+    def assign_streams(self, problem: Any) -> Any:
+        from models.streams import StreamsProblem, StreamsSolution
+
+        body = problem.model_dump(mode="json", exclude_none=True) if isinstance(problem, StreamsProblem) else problem
+        return StreamsSolution.model_validate(self._post("/v1/assign/streams", body))
+
+    def health(self) -> dict[str, Any]:
+        return _check(self._http.get("/v1/health"))
+
+    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        for attempt in Retrying(**_retry_policy(self._retries)):
+            with attempt:
+                return _check(self._http.post(path, json=body))
+        raise RuntimeError("unreachable")
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> StickydClient:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+class AsyncStickydClient:
+    """The same over `httpx.AsyncClient`: `await client.assign_consumer(problem)`."""
+
+    def __init__(self, base_url: str, timeout: float = 10.0, retries: int = 3) -> None:
+        self._http = httpx.AsyncClient(base_url=base_url, timeout=timeout)
+        self._retries = retries
+
+    async def assign_consumer(self, problem: ConsumerProblem | dict[str, Any]) -> ConsumerSolution:
+        return ConsumerSolution.model_validate(await self._post("/v1/assign/consumer", _payload(problem)))
+
+    async def assign_streams(self, problem: Any) -> Any:
+        from models.streams import StreamsProblem, StreamsSolution
+
+        body = problem.model_dump(mode="json", exclude_none=True) if isinstance(problem, StreamsProblem) else problem
+        return StreamsSolution.model_validate(await self._post("/v1/assign/streams", body))
+
+    async def health(self) -> dict[str, Any]:
+        return _check(await self._http.get("/v1/health"))
+
+    async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        async for attempt in AsyncRetrying(**_retry_policy(self._retries)):
+            with attempt:
+                return _check(await self._http.post(path, json=body))
+        raise RuntimeError("unreachable")
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncStickydClient:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()

@@ -1,0 +1,204 @@
+"""The FastAPI app: the v1 assignment routes, health, metrics and the OpenAPI schema."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from models import ConsumerProblem, ConsumerSolution
+from service.jobs import JobResult, Kind, Limits, error, requested_time_limit_ms
+from service.metrics import Metrics
+from service.pool import SolverPool
+from service.settings import Settings, get_settings
+
+log = logging.getLogger("stickyd.access")
+
+EXAMPLES = Path(__file__).parent / "examples"
+SERVICE_GRACE_S = 0.1
+"""How long past a request's time limit the service waits for a worker before falling back."""
+SMALL_BODY = 1 << 20
+"""Bodies up to this size are read on the event loop for their time limit; larger ones are
+bounded by STICKYD_MAX_TIME_LIMIT_MS on the service side (the solver still keeps theirs)."""
+
+
+class Services:
+    """What the routes need, built once per app from its settings."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.metrics = Metrics()
+        self.pool = SolverPool(settings.workers)
+        self.limits = Limits(
+            max_partitions=settings.max_partitions,
+            max_members=settings.max_members,
+            default_time_limit_ms=settings.default_time_limit_ms,
+            max_time_limit_ms=settings.max_time_limit_ms,
+        )
+
+
+def get_services(request: Request) -> Services:
+    services: Services = request.app.state.services
+    return services
+
+
+ServicesDep = Annotated[Services, Depends(get_services)]
+
+assign = APIRouter(prefix="/v1/assign", tags=["assign"])
+ops = APIRouter(tags=["operations"])
+
+
+async def _read_body(request: Request, limit: int) -> bytes | None:
+    """The body, or None when it is larger than `limit` bytes."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _handle(kind: Kind, request: Request, services: Services) -> Response:
+    started = time.perf_counter()
+    settings = services.settings
+    endpoint = f"/v1/assign/{kind}"
+    body = await _read_body(request, settings.max_body_bytes)
+    if body is None:
+        result = error(413, "body", f"request body exceeds this server's limit of {settings.max_body_bytes} "
+                       "bytes (STICKYD_MAX_BODY_BYTES)")
+    else:
+        asked = None
+        if len(body) <= SMALL_BODY:
+            try:
+                asked = requested_time_limit_ms(json.loads(body))
+            except (ValueError, UnicodeDecodeError):
+                asked = None
+        limit_ms = min(asked or settings.default_time_limit_ms, settings.max_time_limit_ms)
+        result = await services.pool.solve(kind, body, services.limits, limit_ms / 1000 + SERVICE_GRACE_S)
+    _record(services, endpoint, result, time.perf_counter() - started)
+    return Response(content=result.body, status_code=result.status, media_type="application/json")
+
+
+def _record(services: Services, endpoint: str, result: JobResult, elapsed: float) -> None:
+    m = services.metrics
+    m.requests.labels(endpoint, result.strategy, str(result.status)).inc()
+    m.latency.labels(endpoint, result.strategy).observe(elapsed)
+    if result.status == 200:
+        m.solve.labels(endpoint, result.solver).observe(result.solve_ms / 1000)
+        if result.fallback:
+            m.fallbacks.labels(endpoint, "time-limit" if result.solver == "kip54-sticky" else "other").inc()
+    else:
+        m.rejected.labels(endpoint, str(result.status)).inc()
+    log.info(
+        "endpoint=%s status=%d partitions=%d members=%d strategy=%s solver=%s optimal=%s "
+        "fallback=%s ms=%.1f",
+        endpoint, result.status, result.partitions, result.members, result.strategy, result.solver,
+        result.optimal, result.fallback, elapsed * 1000,
+    )
+
+
+@assign.post(
+    "/consumer",
+    response_model=ConsumerSolution,
+    summary="Assign a consumer group's partitions (contract section 1)",
+    responses={413: {"description": "over the server's size limits"},
+               422: {"description": "not the contract; `detail` names the field"}},
+)
+async def assign_consumer(request: Request, services: ServicesDep) -> Response:
+    return await _handle("consumer", request, services)
+
+
+@ops.get("/v1/health", summary="Liveness, and readiness of the solver pool")
+async def health(services: ServicesDep) -> dict[str, Any]:
+    pool = services.pool
+    return {"status": "ok", "ready": pool.ready, "workers": pool.workers, "restarts": pool.restarts}
+
+
+@ops.get("/metrics", summary="Prometheus metrics", response_class=Response)
+async def metrics(services: ServicesDep) -> Response:
+    return Response(generate_latest(services.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        services = Services(settings)
+        app.state.services = services
+        await services.pool.warm()
+        try:
+            yield
+        finally:
+            services.pool.close()
+
+    app = FastAPI(
+        title="stickyd",
+        version="1",
+        summary="Provably balanced, minimally moving assignments for Kafka consumer groups and Streams.",
+        lifespan=lifespan,
+    )
+    app.include_router(assign)
+    app.include_router(ops)
+    _add_error_handlers(app)
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    return app
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        field = ".".join(str(p) for p in first.get("loc", ()))
+        reason = str(first.get("msg", "invalid request"))
+        return JSONResponse({"detail": f"{field}: {reason}", "field": field, "reason": reason}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse({"detail": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(Exception)
+    async def crashed(_: Request, exc: Exception) -> JSONResponse:
+        log.exception("request failed")
+        return JSONResponse({"detail": f"the solver service failed ({type(exc).__name__}); try again"},
+                            status_code=503)
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """The generated schema, with the contract's request bodies and examples put in."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    schema = get_openapi(title=app.title, version=app.version, summary=app.summary, routes=app.routes)
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    bodies = {"/v1/assign/consumer": (ConsumerProblem, "consumer-")}
+    for path, (model, prefix) in bodies.items():
+        body = model.model_json_schema(ref_template="#/components/schemas/{model}")
+        components.update(body.pop("$defs", {}))
+        components[model.__name__] = body
+        examples = {
+            f.stem: {"value": json.loads(f.read_text())} for f in sorted(EXAMPLES.glob(f"{prefix}*.json"))
+        }
+        schema["paths"][path]["post"]["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {
+                "schema": {"$ref": f"#/components/schemas/{model.__name__}"}, "examples": examples,
+            }},
+        }
+    app.openapi_schema = schema
+    return schema

@@ -1,0 +1,35 @@
+"""Prometheus metrics, one registry per app so that tests can build several apps."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "stickyd_requests", "Requests by endpoint, strategy and HTTP status.",
+            ["endpoint", "strategy", "status"], registry=self.registry,
+        )
+        self.latency = Histogram(
+            "stickyd_request_seconds", "Request latency by endpoint and strategy.",
+            ["endpoint", "strategy"], buckets=LATENCY_BUCKETS, registry=self.registry,
+        )
+        self.solve = Histogram(
+            "stickyd_solve_seconds", "Solver time by endpoint and solver.",
+            ["endpoint", "solver"], buckets=LATENCY_BUCKETS, registry=self.registry,
+        )
+        self.fallbacks = Counter(
+            "stickyd_fallbacks", "Answers given by the fallback heuristic.",
+            ["endpoint", "reason"], registry=self.registry,
+        )
+        self.rejected = Counter(
+            "stickyd_rejected", "Requests rejected before solving (422, 413).",
+            ["endpoint", "status"], registry=self.registry,
+        )
+        self.worker_restarts = Counter(
+            "stickyd_worker_restarts", "Solver pools replaced after a worker died.", registry=self.registry,
+        )

@@ -1,0 +1,64 @@
+"""Start and stop a real `stickyd serve` process on a free loopback port (demo and tests)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@dataclass(frozen=True)
+class ServiceProcess:
+    url: str
+    pid: int
+
+
+@contextmanager
+def running_service(env: dict[str, str] | None = None, startup_s: float = 60.0) -> Iterator[ServiceProcess]:
+    """A `stickyd serve` child on a free loopback port, answering /v1/health ready."""
+    port = free_port()
+    child_env = {**os.environ, "STICKYD_HOST": "127.0.0.1", "STICKYD_PORT": str(port), **(env or {})}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "service", "serve"], env=child_env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(url, child, startup_s)
+        yield ServiceProcess(url=url, pid=child.pid)
+    finally:
+        child.terminate()
+        try:
+            child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+
+def _wait_ready(url: str, child: subprocess.Popen[str], startup_s: float) -> None:
+    deadline = time.monotonic() + startup_s
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            err = child.stderr.read() if child.stderr else ""
+            raise RuntimeError(f"stickyd serve exited with {child.returncode}: {err[-2000:]}")
+        try:
+            if httpx.get(f"{url}/v1/health", timeout=1).json().get("ready"):
+                return
+        except (httpx.HTTPError, ValueError):
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"stickyd serve did not become ready within {startup_s:.0f} s")

@@ -1,0 +1,31 @@
+"""Service settings from the environment (prefix STICKYD_), with sane defaults."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="STICKYD_", extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=1, le=65535)
+    workers: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1, le=256)
+    """solver processes."""
+    default_time_limit_ms: int = Field(2_000, ge=1)
+    max_time_limit_ms: int = Field(30_000, ge=1)
+    """a request's time_limit_ms is capped to this."""
+    max_partitions: int = Field(2_000_000, ge=1)
+    max_members: int = Field(20_000, ge=1)
+    max_body_bytes: int = Field(64 * 1024 * 1024, ge=1024)
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

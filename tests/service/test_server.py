@@ -1,0 +1,113 @@
+"""Against a real `stickyd serve` process on 127.0.0.1: same answers as the CLI, concurrency
+with time limits kept, health answering while solves run, a dead worker replaced."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from client.http import AsyncStickydClient, StickydClient, StickydError
+from models import ConsumerSolution
+from service.process import ServiceProcess
+from tests.conftest import CONTRACT, assert_valid
+
+
+def _without_time(response: dict[str, Any]) -> dict[str, Any]:
+    return {**response, "stats": {k: v for k, v in response["stats"].items() if k != "time_ms"}}
+
+
+@pytest.mark.parametrize("path", sorted(CONTRACT.glob("consumer-*.json")), ids=lambda p: p.name)
+def test_service_and_cli_give_identical_answers(service: ServiceProcess, path: Path) -> None:
+    cli = subprocess.run([sys.executable, "-m", "service", "solve", "consumer", str(path)],
+                         capture_output=True, text=True, check=True, timeout=120)
+    over_http = httpx.post(f"{service.url}/v1/assign/consumer", content=path.read_bytes()).json()
+    assert _without_time(over_http) == _without_time(json.loads(cli.stdout))
+
+
+def test_client_raises_the_servers_detail(service: ServiceProcess) -> None:
+    with StickydClient(service.url) as client, pytest.raises(StickydError) as caught:
+        client.assign_consumer({"topics": {"t": 1}, "members": [{"id": "", "topics": ["t"]}]})
+    assert caught.value.status == 422 and caught.value.field == "members[0].id"
+
+
+def test_client_retries_until_it_gives_up_on_a_closed_port() -> None:
+    from service.process import free_port
+
+    client = StickydClient(f"http://127.0.0.1:{free_port()}", timeout=1, retries=2)
+    with pytest.raises(httpx.ConnectError):
+        client.health()
+    started = time.monotonic()
+    with pytest.raises(httpx.ConnectError):
+        client.assign_consumer({"topics": {}, "members": [{"id": "a", "topics": []}]})
+    assert time.monotonic() - started < 5
+
+
+def _problem(partitions: int, members: int, limit_ms: int, seed: int) -> dict[str, Any]:
+    topics = {f"t{i}": partitions // 10 for i in range(10)}
+    names = sorted(topics)
+    return {
+        "topics": topics,
+        "members": [{"id": f"m{i}", "topics": names[: 1 + (i + seed) % 10]} for i in range(members)],
+        "options": {"time_limit_ms": limit_ms},
+    }
+
+
+def test_64_concurrent_requests_are_answered_in_time_while_health_stays_fast(service: ServiceProcess) -> None:
+    shapes = [(100, 10, 1000), (1000, 50, 1500), (10_000, 200, 3000), (100, 10, 500)]
+    problems = [_problem(*shapes[i % len(shapes)], seed=i) for i in range(64)]
+
+    async def one(client: AsyncStickydClient, problem: dict[str, Any]) -> tuple[float, ConsumerSolution]:
+        started = time.monotonic()
+        solution = await client.assign_consumer(problem)
+        return time.monotonic() - started, solution
+
+    def health_probe(stop: threading.Event, times: list[float]) -> None:
+        """Its own thread and connection, so that only the server's latency is measured."""
+        with httpx.Client() as http:
+            while not stop.is_set():
+                started = time.monotonic()
+                assert http.get(f"{service.url}/v1/health").status_code == 200
+                times.append(time.monotonic() - started)
+                time.sleep(0.05)
+
+    async def run() -> list[tuple[float, ConsumerSolution]]:
+        async with AsyncStickydClient(service.url, timeout=30) as client:
+            return await asyncio.gather(*(one(client, p) for p in problems))
+
+    stop, health_times = threading.Event(), []
+    probe = threading.Thread(target=health_probe, args=(stop, health_times))
+    probe.start()
+    try:
+        results = asyncio.run(run())
+    finally:
+        stop.set()
+        probe.join()
+    for problem, (elapsed, solution) in zip(problems, results, strict=True):
+        assert_valid(problem, solution)
+        assert elapsed <= problem["options"]["time_limit_ms"] / 1000 + 0.25, (elapsed, solution.stats)
+    assert health_times and max(health_times) < 0.1, max(health_times)
+
+
+def test_a_dead_solver_process_is_replaced(service: ServiceProcess) -> None:
+    children = Path(f"/proc/{service.pid}/task/{service.pid}/children").read_text().split()
+    workers = [int(pid) for pid in children if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    assert workers
+    for pid in workers:
+        os.kill(pid, signal.SIGKILL)
+    time.sleep(0.2)
+    with StickydClient(service.url) as client:
+        for path in sorted(CONTRACT.glob("consumer-*.json")):
+            problem = json.loads(path.read_text())
+            assert_valid(problem, client.assign_consumer(problem))
+        assert client.health()["restarts"] >= 1
