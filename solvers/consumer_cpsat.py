@@ -118,7 +118,8 @@ class ConsumerCpModel:
                 self.model.add_hint(v, self.last.values[k])
         solver = cp_model.CpSolver()
         solver.parameters.max_time_in_seconds = left
-        solver.parameters.num_workers = 2
+        # one worker: the same request always gets the same answer (the contract's determinism)
+        solver.parameters.num_workers = 1
         status = solver.solve(self.model)
         if status == cp_model.UNKNOWN or status == cp_model.FEASIBLE:
             raise SolveTimeout("CP-SAT did not prove optimality within the time limit")
