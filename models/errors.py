@@ -39,9 +39,11 @@ def first_problem(error: ValidationError) -> ProblemError:
     field = field_path(tuple(detail.get("loc", ())))
     if message.startswith("Value error, "):
         message = message.removeprefix("Value error, ")
-        # cross-field checks already put the field in front of their message
-        if not field and ": " in message:
-            field, _, message = message.partition(": ")
+        # a model's own checks put the path below the model in front of their message
+        head, sep, rest = message.partition(": ")
+        if sep and head and " " not in head:
+            joiner = "" if not field or head.startswith("[") else "."
+            field, message = f"{field}{joiner}{head}", rest
     if detail.get("type") == "missing":
         message = "required field is missing"
     elif detail.get("type") == "extra_forbidden":

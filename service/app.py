@@ -18,6 +18,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from models import ConsumerProblem, ConsumerSolution
+from models.streams import StreamsProblem, StreamsSolution
 from service.jobs import JobResult, Kind, Limits, error, requested_time_limit_ms
 from service.metrics import Metrics
 from service.pool import SolverPool
@@ -124,6 +125,17 @@ async def assign_consumer(request: Request, services: ServicesDep) -> Response:
     return await _handle("consumer", request, services)
 
 
+@assign.post(
+    "/streams",
+    response_model=StreamsSolution,
+    summary="Assign a Kafka Streams application's tasks (contract section 2)",
+    responses={413: {"description": "over the server's size limits"},
+               422: {"description": "not the contract; `detail` names the field"}},
+)
+async def assign_streams(request: Request, services: ServicesDep) -> Response:
+    return await _handle("streams", request, services)
+
+
 @ops.get("/v1/health", summary="Liveness, and readiness of the solver pool")
 async def health(services: ServicesDep) -> dict[str, Any]:
     pool = services.pool
@@ -186,7 +198,10 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         return app.openapi_schema
     schema = get_openapi(title=app.title, version=app.version, summary=app.summary, routes=app.routes)
     components = schema.setdefault("components", {}).setdefault("schemas", {})
-    bodies = {"/v1/assign/consumer": (ConsumerProblem, "consumer-")}
+    bodies: dict[str, tuple[Any, str]] = {
+        "/v1/assign/consumer": (ConsumerProblem, "consumer-"),
+        "/v1/assign/streams": (StreamsProblem, "streams-"),
+    }
     for path, (model, prefix) in bodies.items():
         body = model.model_json_schema(ref_template="#/components/schemas/{model}")
         components.update(body.pop("$defs", {}))

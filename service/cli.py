@@ -13,7 +13,8 @@ from rich.console import Console
 from rich.table import Table
 
 from models import ConsumerSolution, ProblemError
-from solvers import solve_consumer
+from models.streams import StreamsSolution
+from solvers import solve_consumer, solve_streams
 
 app = typer.Typer(help="stickyd: provably balanced, minimally moving Kafka assignments.", no_args_is_help=True)
 solve_app = typer.Typer(help="Solve one problem in the contract's JSON format.", no_args_is_help=True)
@@ -56,6 +57,42 @@ def solve_consumer_command(
         print_consumer_table(solution)
     else:
         typer.echo(solution.model_dump_json())
+
+
+@solve_app.command("streams")
+def solve_streams_command(
+    file: Annotated[str, typer.Argument(help="problem JSON file, or - for stdin")],
+    table: Annotated[bool, typer.Option(help="print a table instead of the JSON response")] = False,
+) -> None:
+    """Assign a Kafka Streams application's tasks (contract section 2)."""
+    try:
+        solution = solve_streams(_read(file))
+    except ProblemError as error:
+        _fail(str(error))
+    if table:
+        print_streams_table(solution)
+    else:
+        typer.echo(solution.model_dump_json())
+
+
+def print_streams_table(solution: StreamsSolution) -> None:
+    console = Console()
+    view = Table(title="streams task assignment (target, and what runs now)")
+    for column in ("client", "target active", "target standby", "running active", "warm-up"):
+        view.add_column(column)
+    for client, target in solution.target.items():
+        now = solution.assignment[client]
+        view.add_row(client, " ".join(target.active) or "-", " ".join(target.standby) or "-",
+                     " ".join(now.active) or "-", " ".join(now.warmup) or "-")
+    console.print(view)
+    s = solution.stats
+    console.print(
+        f"strategy {s.strategy} · solver {s.solver} · optimal {s.optimal} · fallback {s.fallback} · "
+        f"active moves {s.active_moves} · standby moves {s.standby_moves} · warm-ups {s.warmups} · "
+        f"follow-up rebalance {solution.followup_rebalance} · {s.time_ms:.1f} ms"
+    )
+    for warning in s.warnings:
+        console.print(f"[yellow]warning:[/yellow] {warning}")
 
 
 def print_consumer_table(solution: ConsumerSolution) -> None:
@@ -116,11 +153,14 @@ def demo(
 ) -> None:
     """Start `stickyd serve` on a free loopback port, send it the contract's example problems
     (embedded in the package) with the Python client, print each answer as a table, stop it."""
-    problems = [(p.name, json.loads(p.read_text())) for p in sorted(EXAMPLES.glob("consumer-*.json"))]
+    problems = [(p.name, json.loads(p.read_text())) for p in sorted(EXAMPLES.glob("*.json"))]
     if in_process:
         for name, problem in problems:
             typer.echo(f"\n== {name}")
-            print_consumer_table(solve_consumer(problem))
+            if name.startswith("streams"):
+                print_streams_table(solve_streams(problem))
+            else:
+                print_consumer_table(solve_consumer(problem))
         return
     from client.http import StickydClient
     from service.process import running_service
@@ -129,8 +169,12 @@ def demo(
         url = service.url
         typer.echo(f"stickyd serve is answering on {url}")
         for name, problem in problems:
-            typer.echo(f"\n== POST {url}/v1/assign/consumer  ({name})")
-            print_consumer_table(client.assign_consumer(problem))
+            kind = "streams" if name.startswith("streams") else "consumer"
+            typer.echo(f"\n== POST {url}/v1/assign/{kind}  ({name})")
+            if kind == "streams":
+                print_streams_table(client.assign_streams(problem))
+            else:
+                print_consumer_table(client.assign_consumer(problem))
 
 
 def main() -> None:

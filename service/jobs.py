@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from models import ConsumerProblem, ProblemError, parse
-from solvers import solve_consumer
+from models.streams import StreamsProblem
+from solvers import solve_consumer, solve_streams
 
 log = logging.getLogger(__name__)
 
@@ -72,11 +73,13 @@ def _solve(
     kind: Kind, data: dict[str, Any], limits: Limits, fallback_reason: str | None, sizes: dict[str, int]
 ) -> JobResult:
     started = time.perf_counter()
-    problem = parse(ConsumerProblem, data)
+    model: type[ConsumerProblem] | type[StreamsProblem] = ConsumerProblem if kind == "consumer" else StreamsProblem
+    problem = parse(model, data)
     asked = problem.options.time_limit_ms or limits.default_time_limit_ms
     capped = min(asked, limits.max_time_limit_ms)
     problem = problem.model_copy(update={"options": problem.options.model_copy(update={"time_limit_ms": capped})})
-    solution = solve_consumer(problem, fallback_reason=fallback_reason)
+    solve = solve_consumer if kind == "consumer" else solve_streams
+    solution = solve(problem, fallback_reason=fallback_reason)  # type: ignore[operator]
     stats = solution.stats
     if capped < asked:
         stats.warnings.append(f"time_limit_ms capped to {capped} (STICKYD_MAX_TIME_LIMIT_MS)")
@@ -120,4 +123,5 @@ def _sizes(kind: Kind, data: dict[str, Any]) -> dict[str, int]:
 def warm_up() -> bool:
     """Import and exercise the solvers once, so the first real request is not slow."""
     solve_consumer({"topics": {"t": 2}, "members": [{"id": "a", "topics": ["t"]}]})
+    solve_streams({"subtopologies": [{"id": "0", "partitions": 2}], "clients": [{"id": "a"}, {"id": "b"}]})
     return True

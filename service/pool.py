@@ -2,8 +2,8 @@
 
 A worker that dies breaks a ProcessPoolExecutor; the pool is then replaced and the request
 tried once more. A solve that overruns its request's time limit is abandoned (the worker
-finishes it and moves on) and the request gets the fallback heuristic's answer, computed on a
-separate thread so that it does not queue behind busy workers.
+finishes it and moves on) and the request gets the fallback heuristic's answer, computed in a
+separate process so that it does not queue behind busy workers.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import logging
 import multiprocessing as mp
 import os
 import threading
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from service.jobs import JobResult, Kind, Limits, run_job, warm_up
@@ -29,18 +29,21 @@ class SolverPool:
         self.workers = workers
         self._lock = threading.Lock()
         self._executor = self._start()
-        self._fallback = ThreadPoolExecutor(max_workers=2, thread_name_prefix="stickyd-fallback")
+        # its own process: a fallback solve neither queues behind busy workers nor holds the
+        # web process's GIL
+        self._fallback = self._start(1)
         self.restarts = 0
         self.ready = False
 
-    def _start(self) -> ProcessPoolExecutor:
+    def _start(self, workers: int | None = None) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(
-            max_workers=self.workers, mp_context=mp.get_context("spawn"), initializer=_lower_priority
+            max_workers=workers or self.workers, mp_context=mp.get_context("spawn"), initializer=_lower_priority
         )
 
     async def warm(self) -> None:
         loop = asyncio.get_running_loop()
-        await asyncio.gather(*(loop.run_in_executor(self._executor, warm_up) for _ in range(self.workers)))
+        await asyncio.gather(*(loop.run_in_executor(self._executor, warm_up) for _ in range(self.workers)),
+                             loop.run_in_executor(self._fallback, warm_up))
         self.ready = True
 
     async def solve(self, kind: Kind, body: bytes, limits: Limits, deadline_s: float) -> JobResult:
@@ -53,12 +56,22 @@ class SolverPool:
                 return await asyncio.wait_for(asyncio.shield(future), timeout=deadline_s)
             except TimeoutError:
                 log.warning("solve overran %.0f ms; answering with the fallback", deadline_s * 1000)
-                return await loop.run_in_executor(self._fallback, run_job, kind, body, limits, FALLBACK_REASON)
+                return await self._run_fallback(kind, body, limits)
             except BrokenProcessPool:
                 self._replace(executor)
                 if attempt == 2:
                     raise
         raise RuntimeError("unreachable")
+
+    async def _run_fallback(self, kind: Kind, body: bytes, limits: Limits) -> JobResult:
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._fallback, run_job, kind, body, limits, FALLBACK_REASON)
+        except BrokenProcessPool:
+            log.error("the fallback process died; starting a new one")
+            self._fallback = self._start(1)
+            self.restarts += 1
+            return await loop.run_in_executor(self._fallback, run_job, kind, body, limits, FALLBACK_REASON)
 
     def _replace(self, broken: ProcessPoolExecutor) -> None:
         with self._lock:

@@ -1,5 +1,6 @@
-"""The algorithms. Public entry points: `solve_consumer` (and `solve_streams`)."""
+"""The algorithms. Public entry points: `solve_consumer` and `solve_streams`."""
 
 from solvers.consumer_dispatch import solve_consumer
+from solvers.streams_dispatch import solve_streams
 
-__all__ = ["solve_consumer"]
+__all__ = ["solve_consumer", "solve_streams"]

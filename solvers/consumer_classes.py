@@ -180,7 +180,6 @@ def _rack_miss(
 
 
 def materialize(
-    index: ConsumerIndex,
     classes: UnitClasses,
     direct: tuple[np.ndarray, np.ndarray, np.ndarray],
     from_pool: tuple[np.ndarray, np.ndarray, np.ndarray],

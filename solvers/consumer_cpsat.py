@@ -144,4 +144,4 @@ class ConsumerCpModel:
         rows = [(c, m, v) for (c, m), v in self.last.values.items() if v]
         direct = tuple(np.array([r[i] for r in rows], dtype=np.int64) for i in range(3))
         empty = np.zeros(0, dtype=np.int64)
-        return materialize(self.index, self.classes, direct, (empty, empty, empty))  # type: ignore[arg-type]
+        return materialize(self.classes, direct, (empty, empty, empty))  # type: ignore[arg-type]

@@ -209,7 +209,6 @@ class ConsumerFlowModel:
         direct = to_member & (tails < self.pool_node0)
         pooled = to_member & (tails >= self.pool_node0)
         owners = materialize(
-            self.index,
             self.classes,
             (tails[direct], heads[direct] - self.member_node0, flows[direct]),
             (tails[pooled] - self.pool_node0, heads[pooled] - self.member_node0, flows[pooled]),

@@ -35,6 +35,21 @@ def test_assign_consumer_answers_the_contract(client: TestClient) -> None:
     assert solution.stats.moves == 2 and solution.stats.optimal
 
 
+def test_assign_streams_answers_the_contract(client: TestClient) -> None:
+    from models.streams import StreamsProblem, StreamsSolution
+    from models.streams_validation import validate_streams_solution
+
+    problem = load_example("streams-kafka10121.json")
+    response = client.post("/v1/assign/streams", json=problem)
+    assert response.status_code == 200
+    solution = StreamsSolution.model_validate(response.json())
+    assert validate_streams_solution(StreamsProblem.model_validate(problem), solution) == []
+    assert solution.stats.active_moves == 2 and solution.stats.warmups == 2
+    bad = {"subtopologies": [{"id": "0", "partitions": 1}], "clients": [{"id": "a", "capacity": 0}]}
+    response = client.post("/v1/assign/streams", json=bad)
+    assert response.status_code == 422 and response.json()["field"] == "clients[0].capacity"
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [

@@ -52,3 +52,4 @@ def test_demo_prints_every_example_as_a_table() -> None:
     result = _run("demo")
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("consumer group assignment") == 5
+    assert result.stdout.count("streams task assignment") == 2

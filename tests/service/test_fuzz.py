@@ -14,6 +14,8 @@ POSITIVE, NEGATIVE = schemathesis.GenerationMode.POSITIVE, schemathesis.Generati
 CASES = [
     ("POST /v1/assign/consumer", POSITIVE),
     ("POST /v1/assign/consumer", NEGATIVE),
+    ("POST /v1/assign/streams", POSITIVE),
+    ("POST /v1/assign/streams", NEGATIVE),
     ("GET /v1/health", POSITIVE),
     ("GET /metrics", POSITIVE),
 ]

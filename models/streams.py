@@ -1,0 +1,116 @@
+"""Kafka Streams task assignment: the contract's section 2 as frozen pydantic models."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+TASK_NAME = re.compile(r"^(.+)_(0|[1-9][0-9]*)$")
+"""`<subtopology>_<partition>`, as Kafka names tasks (the last underscore splits)."""
+
+StreamsStrategy = Literal["optimal", "greedy", "sticky"]
+Id = Annotated[str, Field(min_length=1)]
+
+
+def parse_task(name: str) -> tuple[str, int] | None:
+    match = TASK_NAME.match(name)
+    return (match.group(1), int(match.group(2))) if match else None
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+class Subtopology(_Frozen):
+    id: Id
+    partitions: Annotated[int, Field(ge=0)]
+    stateful: bool = True
+
+
+class StreamsClient(_Frozen):
+    """One Streams instance: its threads (capacity) and what it ran in the previous round."""
+
+    id: Id
+    capacity: Annotated[int, Field(ge=1)] = 1
+    rack: Id | None = None
+    active: list[str] = Field(default_factory=list)
+    standby: list[str] = Field(default_factory=list)
+    lags: dict[str, Annotated[int, Field(ge=0)]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _task_names(self) -> StreamsClient:
+        for field in ("active", "standby"):
+            for i, name in enumerate(getattr(self, field)):
+                if parse_task(name) is None:
+                    raise ValueError(f"{field}[{i}]: task name {name!r} is not <subtopology>_<partition>")
+        for name in self.lags:
+            if parse_task(name) is None:
+                raise ValueError(f"lags.{name}: task name {name!r} is not <subtopology>_<partition>")
+        return self
+
+
+class StreamsConfig(_Frozen):
+    num_standby_replicas: Annotated[int, Field(ge=0)] = 0
+    max_warmup_replicas: Annotated[int, Field(ge=0)] = 2
+    acceptable_recovery_lag: Annotated[int, Field(ge=0)] = 10_000
+
+
+class StreamsOptions(_Frozen):
+    strategy: StreamsStrategy = "optimal"
+    time_limit_ms: Annotated[int, Field(gt=0, le=3_600_000)] | None = None
+
+
+class StreamsProblem(_Frozen):
+    subtopologies: list[Subtopology]
+    clients: Annotated[list[StreamsClient], Field(min_length=1)]
+    config: StreamsConfig = Field(default_factory=StreamsConfig)
+    options: StreamsOptions = Field(default_factory=StreamsOptions)
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> StreamsProblem:
+        for field, items in (("subtopologies", self.subtopologies), ("clients", self.clients)):
+            seen: dict[str, int] = {}
+            for i, item in enumerate(items):
+                if item.id in seen:
+                    raise ValueError(f"{field}[{i}].id: duplicate id {item.id!r} (also {field}[{seen[item.id]}])")
+                seen[item.id] = i
+        return self
+
+
+class ClientAssignment(_Frozen):
+    active: list[str]
+    standby: list[str]
+    warmup: list[str] = Field(default_factory=list)
+
+
+class TargetAssignment(_Frozen):
+    active: list[str]
+    standby: list[str]
+
+
+class StreamsBalance(_Frozen):
+    active: list[int]
+    stateful: list[int]
+    subtopology_spread: int
+
+
+class StreamsStats(_Frozen):
+    strategy: StreamsStrategy
+    solver: str
+    optimal: bool
+    fallback: bool
+    active_moves: int
+    standby_moves: int
+    warmups: int
+    balance: StreamsBalance
+    time_ms: float
+    warnings: list[str] = Field(default_factory=list)
+
+
+class StreamsSolution(_Frozen):
+    assignment: dict[str, ClientAssignment]
+    target: dict[str, TargetAssignment]
+    followup_rebalance: bool
+    stats: StreamsStats

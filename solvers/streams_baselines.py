@@ -1,0 +1,89 @@
+"""Streams baselines: seed 001's sorted round robin (`greedy`) and a sticky heuristic that is
+also the time-limit fallback (`sticky`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from models.streams_index import StreamsIndex
+from solvers.streams_flow import StreamsTarget
+
+
+def solve_greedy(index: StreamsIndex) -> StreamsTarget:
+    """KAFKA-10121's description of the 2.6 assignor, steps 1-5, exactly:
+    1. members sorted by name; 2. tasks sorted by subtopology, then partition;
+    3. stateful task t[i] to member m[i % members]; 4. standbys continue the loop over the
+    members, skipping one that already has the task; 5. each stateless task to the member with
+    the fewest tasks. (With unequal capacities, "fewest" is per thread; ties go to the member
+    that sorts first.)"""
+    n, r = index.client_count, index.replicas
+    active = np.full(index.task_count, -1, dtype=np.int64)
+    standby = np.full((index.task_count, r), -1, dtype=np.int64)
+    stateful = np.flatnonzero(index.stateful)
+    active[stateful] = np.arange(len(stateful)) % n
+    cursor = len(stateful) % n
+    for t in stateful.tolist():
+        for k in range(r):
+            while cursor == active[t] or cursor in standby[t, :k]:
+                cursor = (cursor + 1) % n
+            standby[t, k] = cursor
+            cursor = (cursor + 1) % n
+    tasks = np.bincount(active[stateful], minlength=n).astype(np.float64)
+    for t in np.flatnonzero(~index.stateful).tolist():
+        j = int(np.argmin(tasks / index.capacity))
+        active[t] = j
+        tasks[j] += 1
+    return StreamsTarget(active=active, standby=standby, excess=0)
+
+
+def solve_sticky(index: StreamsIndex) -> StreamsTarget:
+    """Previous active owner first, then a caught-up client, then the least loaded one, within
+    each client's active share (so active balance always holds); standbys stay where they were
+    when the client has room for them, the rest go to the clients with the fewest stateful
+    tasks. Per-subtopology and stateful balance are preferred, not guaranteed."""
+    n, r = index.client_count, index.replicas
+    lo, hi = index.active_bounds()
+    load = np.zeros(n, dtype=np.int64)
+    active = np.full(index.task_count, -1, dtype=np.int64)
+    # the larger shares go to the clients that owned the most (they can keep more)
+    owned = np.bincount(index.prev_active[index.prev_active >= 0], minlength=n)
+    quota = lo.copy()
+    spare = index.task_count - int(lo.sum())
+    for j in np.lexsort((np.arange(n), -owned)).tolist():
+        if spare and quota[j] < hi[j]:
+            quota[j] += 1
+            spare -= 1
+    sub_count = np.zeros((len(index.subtopologies), n), dtype=np.int64)
+    sub_hi = np.stack([index.subtopology_bounds(s)[1] for s in range(len(index.subtopologies))]) if index.subtopologies else sub_count
+
+    def give(t: int, j: int) -> None:
+        active[t] = j
+        load[j] += 1
+        sub_count[index.task_sub[t], j] += 1
+
+    def room(t: int, j: int) -> bool:
+        return bool(load[j] < quota[j] and sub_count[index.task_sub[t], j] < sub_hi[index.task_sub[t], j])
+
+    for t in range(index.task_count):
+        owner = int(index.prev_active[t])
+        if owner >= 0 and room(t, owner):
+            give(t, owner)
+    for t in np.flatnonzero(active < 0).tolist():
+        for j in sorted(index.caught_up[t] if index.stateful[t] else (), key=lambda j: (load[j] / index.capacity[j], j)):
+            if room(t, j):
+                give(t, j)
+                break
+    for t in np.flatnonzero(active < 0).tolist():
+        order = np.lexsort((np.arange(n), load / index.capacity)).tolist()
+        fits = [j for j in order if room(t, j)] or [j for j in order if load[j] < quota[j]] or order
+        give(t, fits[0])
+    standby = np.full((index.task_count, r), -1, dtype=np.int64)
+    stateful_load = np.bincount(active[index.stateful], minlength=n).astype(np.float64)
+    for t in np.flatnonzero(index.stateful).tolist():
+        kept = [j for j in sorted(index.prev_standby[t]) if j != active[t]][:r]
+        fresh = [j for j in np.lexsort((np.arange(n), stateful_load / index.capacity)).tolist()
+                 if j != active[t] and j not in kept]
+        chosen = (kept + fresh)[:r]
+        standby[t] = sorted(chosen)
+        stateful_load[chosen] += 1
+    return StreamsTarget(active=active, standby=standby, excess=0)

@@ -1,0 +1,225 @@
+"""Streams targets as two min-cost flows: actives, then standbys (KAFKA-10121).
+
+Actives: tasks grouped in classes (subtopology, previous owner, caught-up clients) flow
+through per-(subtopology, client) nodes, bounded by the per-subtopology shares, into clients
+bounded by their active shares; a client's stateful actives are softly capped at its stateful
+share. Costs, highest level first: stateful overflow, active moves, moved actives sent to
+clients that are not caught up, stateless churn. The per-subtopology and per-client bounds
+are a 2-D controlled rounding, which always exists, so this flow is always feasible.
+
+Standbys: given the actives, tasks grouped by (active owner, previous standby clients) keep
+their previous standby clients where they can, the rest go through a pool per active owner
+to any other client; each client's standbys are bounded so that its stateful count meets its
+share, softly (the excess is minimised and reported).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+import numpy as np
+
+from models.streams_index import StreamsIndex
+from solvers.consumer_classes import Pool, UnitClasses, materialize
+from solvers.errors import SolverFailure
+from solvers.flow_network import FlowNetwork
+
+
+@dataclass(frozen=True)
+class StreamsTarget:
+    active: np.ndarray
+    """per task: its client."""
+    standby: np.ndarray
+    """shape (tasks, replicas): standby clients of stateful tasks; -1 for stateless rows."""
+    excess: int
+    """how far the stateful counts overflow or fall short of their shares (0: balanced)."""
+
+
+def solve_streams_flows(index: StreamsIndex) -> StreamsTarget:
+    active, overflow = _solve_actives(index)
+    standby, shortfall = _solve_standbys(index, active)
+    return StreamsTarget(active=active, standby=standby, excess=overflow + shortfall)
+
+
+def _class_key(index: StreamsIndex, t: int) -> tuple[int, int, frozenset[int]]:
+    owner = int(index.prev_active[t])
+    caught = index.caught_up[t] - {owner} if index.stateful[t] else frozenset()
+    return int(index.task_sub[t]), owner, caught
+
+
+def _solve_actives(index: StreamsIndex) -> tuple[np.ndarray, int]:
+    n, n_subs, n_tasks = index.client_count, len(index.subtopologies), index.task_count
+    keys: dict[tuple[int, int, frozenset[int]], list[int]] = {}
+    for t in range(n_tasks):
+        keys.setdefault(_class_key(index, t), []).append(t)
+    classes = list(keys.items())
+    # lexicographic weights: each level outweighs everything below it
+    churn = 1
+    not_caught_up = n_tasks + 1
+    move = (n_tasks + 1) * not_caught_up
+    overflow = (n_tasks + 1) * move
+
+    net = FlowNetwork()
+    class0 = net.add_nodes(len(classes))
+    pool0 = net.add_nodes(n_subs)
+    sub_client0 = net.add_nodes(n_subs * n)
+    stateful0 = net.add_nodes(n)
+    client0 = net.add_nodes(n)
+    sink = net.add_nodes(1)
+    direct_rows: list[tuple[int, int, slice]] = []
+    for c, ((s, owner, caught), tasks) in enumerate(classes):
+        stateful = bool(index.stateful[tasks[0]])
+        net.supply(class0 + c, len(tasks))
+
+        def cost(dest: int | None, stateful: bool = stateful, owner: int = owner, caught: frozenset[int] = caught) -> int:
+            moved = owner >= 0 and dest != owner
+            caught_here = dest is not None and (dest in caught or (dest == owner and dest in index.caught_up[tasks[0]]))
+            value = (move if stateful else churn) if moved else 0
+            return value + (not_caught_up if stateful and not caught_here else 0)
+
+        # a task stays with its previous active owner, or moves to a caught-up client ...
+        for dest in sorted(({owner} if owner >= 0 else set()) | set(caught)):
+            arcs = net.add_arcs(class0 + c, sub_client0 + s * n + dest, len(tasks), cost(dest))
+            direct_rows.append((c, dest, arcs))
+        # ... or to any client, through its subtopology's pool
+        net.add_arcs(class0 + c, pool0 + s, len(tasks), cost(None))
+    pool_rows: list[tuple[int, slice]] = []
+    for s in range(n_subs):
+        lo, hi = index.subtopology_bounds(s)
+        clients = np.arange(n)
+        pool_rows.append((s, net.add_arcs(pool0 + s, sub_client0 + s * n + clients, hi, 0)))
+        stateful_sub = bool(index.stateful[index.task_sub == s].any())
+        # task parallel balance: each client runs its share of the subtopology's tasks
+        net.add_arcs(sub_client0 + s * n + clients, (stateful0 if stateful_sub else client0) + clients, hi, 0, lower=lo)
+    lo_sf, hi_sf = index.stateful_bounds()
+    clients = np.arange(n)
+    # stateful balance (actives' part): a client's stateful actives stay within its share
+    net.add_arcs(stateful0 + clients, client0 + clients, hi_sf, 0)
+    overflow_arcs = net.add_arcs(stateful0 + clients, client0 + clients, n_tasks, overflow)
+    lo, hi = index.active_bounds()
+    # active task balance: each client runs its capacity-weighted share of all tasks
+    net.add_arcs(client0 + clients, sink, hi, 0, lower=lo)
+    net.supply(sink, -n_tasks)
+    flows = net.solve()
+
+    n_classes = len(classes)
+    direct = np.array([[c, dest, flows[arcs][0]] for c, dest, arcs in direct_rows], dtype=np.int64).reshape(-1, 3)
+    pooled = np.concatenate(
+        [np.stack([np.full(n, s), np.arange(n), flows[arcs]], axis=1) for s, arcs in pool_rows]
+    ) if pool_rows else np.zeros((0, 3), np.int64)
+    sizes = np.array([len(tasks) for _, tasks in classes], dtype=np.int64)
+    unit_classes = UnitClasses(
+        pools=[Pool(0, (), {})] * n_subs,
+        group_offset=np.array([0, n_tasks], dtype=np.int64),
+        class_pool=np.array([key[0] for key, _ in classes], dtype=np.int64),
+        class_claimed=np.zeros(n_classes, dtype=np.int64),
+        class_start=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+        units=np.concatenate([np.asarray(tasks, dtype=np.int64) for _, tasks in classes]) if classes else np.zeros(0, np.int64),
+        kept_class=np.zeros(0, np.int64), kept_member=np.zeros(0, np.int64), kept_count=np.zeros(0, np.int64),
+    )
+    owners = materialize(unit_classes, (direct[:, 0], direct[:, 1], direct[:, 2]),
+                         (pooled[:, 0], pooled[:, 1], pooled[:, 2]))
+    return owners[0], int(flows[overflow_arcs].sum())
+
+
+def _solve_standbys(index: StreamsIndex, active: np.ndarray) -> tuple[np.ndarray, int]:
+    n, r = index.client_count, index.replicas
+    standby = np.full((index.task_count, max(r, 1)), -1, dtype=np.int64)[:, :r]
+    tasks = np.flatnonzero(index.stateful)
+    if r == 0 or len(tasks) == 0:
+        return standby, 0
+    keys: dict[tuple[int, frozenset[int]], list[int]] = {}
+    for t in tasks.tolist():
+        owner = int(active[t])
+        keys.setdefault((owner, index.prev_standby[t] - {owner}), []).append(t)
+    classes = list(keys.items())
+    owners = sorted({owner for owner, _ in keys})
+    net = FlowNetwork()
+    class0 = net.add_nodes(len(classes))
+    pool0 = net.add_nodes(len(owners))
+    client0 = net.add_nodes(n)
+    sink = net.add_nodes(1)
+    pool_of = {owner: i for i, owner in enumerate(owners)}
+    pool_tasks = np.zeros(len(owners), dtype=np.int64)
+    keep_rows: list[tuple[int, int, slice]] = []
+    for c, ((owner, previous), members) in enumerate(classes):
+        net.supply(class0 + c, r * len(members))
+        # a previous standby client keeps its replica: no state to rebuild
+        for j in sorted(previous):
+            keep_rows.append((c, j, net.add_arcs(class0 + c, client0 + j, len(members), 0)))
+        # every other replica is placed anew (a standby move)
+        net.add_arcs(class0 + c, pool0 + pool_of[owner], r * len(members), 1)
+        pool_tasks[pool_of[owner]] += len(members)
+    pool_rows: list[tuple[int, slice]] = []
+    clients = np.arange(n)
+    for i, owner in enumerate(owners):
+        others = clients[clients != owner]
+        # never a standby beside its active, nor two replicas of a task on one client
+        pool_rows.append((owner, net.add_arcs(pool0 + i, client0 + others, pool_tasks[i], 0)))
+    active_sf = np.bincount(active[tasks], minlength=n)
+    lo_sf, hi_sf = index.stateful_bounds()
+    lo = np.maximum(lo_sf - active_sf, 0)
+    hi = np.maximum(hi_sf - active_sf, lo)
+    most = len(tasks) - active_sf
+    # stateful balance, softly: short of the share or over it costs more than any standby move
+    penalty = r * len(tasks) + 1
+    net.add_arcs(client0 + clients, sink, np.minimum(lo, most), 0)
+    net.add_arcs(client0 + clients, sink, np.maximum(np.minimum(hi, most) - np.minimum(lo, most), 0), penalty)
+    over = net.add_arcs(client0 + clients, sink, np.maximum(most - np.minimum(hi, most), 0), 2 * penalty)
+    net.supply(sink, -r * len(tasks))
+    flows = net.solve()
+    received = np.zeros(n, dtype=np.int64)
+    for c, j, arcs in keep_rows:
+        received[j] += flows[arcs][0]
+    for owner, arcs in pool_rows:
+        received[clients[clients != owner]] += flows[arcs]
+    excess = int(np.maximum(lo - received, 0).sum() + np.maximum(received - hi, 0).sum())
+    del over
+    _place_standbys(index, active, classes, keep_rows, pool_rows, flows, standby)
+    return standby, excess
+
+
+def _place_standbys(
+    index: StreamsIndex,
+    active: np.ndarray,
+    classes: list[tuple[tuple[int, frozenset[int]], list[int]]],
+    keep_rows: list[tuple[int, int, slice]],
+    pool_rows: list[tuple[int, slice]],
+    flows: np.ndarray,
+    standby: np.ndarray,
+) -> None:
+    """Turn counts into replicas: kept replicas first, then each owner's pool dealt out so
+    that no task gets a client twice (largest remaining need first)."""
+    r = standby.shape[1]
+    held: dict[int, list[int]] = {}
+    for c, j, arcs in keep_rows:
+        for t in classes[c][1][: int(flows[arcs][0])]:
+            held.setdefault(t, []).append(j)
+    by_owner: dict[int, list[int]] = {}
+    for (owner, _), members in classes:
+        by_owner.setdefault(owner, []).extend(members)
+    n = index.client_count
+    clients = np.arange(n)
+    for owner, arcs in pool_rows:
+        takes = [(int(f), int(j)) for j, f in zip(clients[clients != owner].tolist(), flows[arcs].tolist(), strict=True) if f]
+        needs = [(-(r - len(held.get(t, []))), t) for t in sorted(by_owner[owner]) if len(held.get(t, [])) < r]
+        heapq.heapify(needs)
+        for count, j in sorted(takes, key=lambda x: (-x[0], x[1])):
+            chosen, skipped = [], []
+            while needs and len(chosen) < count:
+                need, t = heapq.heappop(needs)
+                (skipped if j in held.get(t, []) else chosen).append((need, t))
+            if len(chosen) < count:
+                raise SolverFailure("standby counts could not be realised without duplicate replicas")
+            for need, t in chosen:
+                held.setdefault(t, []).append(j)
+                if need + 1 < 0:
+                    heapq.heappush(needs, (need + 1, t))
+            for item in skipped:
+                heapq.heappush(needs, item)
+        if needs:
+            raise SolverFailure("some standby replicas were left unplaced")
+    for t, replicas in held.items():
+        standby[t, : len(replicas)] = sorted(replicas)
+    del active

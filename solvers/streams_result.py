@@ -1,0 +1,148 @@
+"""From a Streams target to the contract's response: KIP-441 warm-ups, stats, balance."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from models.streams import (
+    ClientAssignment,
+    StreamsBalance,
+    StreamsProblem,
+    StreamsSolution,
+    StreamsStats,
+    TargetAssignment,
+)
+from models.streams_index import StreamsIndex
+from solvers.streams_flow import StreamsTarget
+
+
+@dataclass(frozen=True)
+class StreamsOutcome:
+    strategy: str
+    solver: str
+    optimal: bool
+    fallback: bool
+    warnings: tuple[str, ...] = ()
+
+
+def balance_excess(index: StreamsIndex, target: StreamsTarget) -> dict[str, int]:
+    """How far each kind of balance lies outside the capacity-weighted floor/ceil shares."""
+    n = index.client_count
+
+    def outside(counts: np.ndarray, bounds: tuple[np.ndarray, np.ndarray]) -> int:
+        lo, hi = bounds
+        return int(np.maximum(lo - counts, 0).sum() + np.maximum(counts - hi, 0).sum())
+
+    active = np.bincount(target.active, minlength=n)
+    stateful = np.bincount(target.active[index.stateful], minlength=n)
+    stateful += np.bincount(target.standby[target.standby >= 0], minlength=n)
+    per_sub = sum(
+        outside(np.bincount(target.active[index.task_sub == s], minlength=n), index.subtopology_bounds(s))
+        for s in range(len(index.subtopologies))
+    )
+    return {"active": outside(active, index.active_bounds()),
+            "stateful": outside(stateful, index.stateful_bounds()), "subtopology": per_sub}
+
+
+def build_streams_solution(
+    problem: StreamsProblem, index: StreamsIndex, target: StreamsTarget, outcome: StreamsOutcome, time_ms: float
+) -> StreamsSolution:
+    n = index.client_count
+    running = target.active.copy()
+    warmup_of = np.full(index.task_count, -1, dtype=np.int64)
+    budget = problem.config.max_warmup_replicas
+    load = np.bincount(target.active, minlength=n)
+    for t in np.flatnonzero(index.stateful).tolist():
+        owner = int(target.active[t])
+        caught = index.caught_up[t]
+        if owner in caught or not caught:
+            continue  # caught up already, or nobody is: the target owner runs it now
+        previous = int(index.prev_active[t])
+        # KIP-441: keep it running where the state is warm, the previous owner where possible
+        keeper = previous if previous in caught else min(caught, key=lambda j: (load[j], j))
+        running[t] = keeper
+        load[keeper] += 1
+        load[owner] -= 1
+        if budget > 0:
+            warmup_of[t] = owner
+            budget -= 1
+
+    names = [index.task_name(t) for t in range(index.task_count)]
+    order = np.arange(index.task_count)  # tasks are already sorted by subtopology, partition
+
+    def listed(mask: np.ndarray) -> list[str]:
+        return [names[t] for t in order[mask].tolist()]
+
+    target_map: dict[str, TargetAssignment] = {}
+    running_map: dict[str, ClientAssignment] = {}
+    for j, client in enumerate(index.clients):
+        holds_standby = (target.standby == j).any(axis=1) if target.standby.size else np.zeros(index.task_count, bool)
+        target_map[client] = TargetAssignment(active=listed(target.active == j), standby=listed(holds_standby))
+        running_map[client] = ClientAssignment(
+            active=listed(running == j),
+            # a standby is not run where the client now runs that task as its active
+            standby=listed(holds_standby & (running != j)),
+            warmup=listed(warmup_of == j),
+        )
+    excess = balance_excess(index, target)
+    warnings = list(index.warnings) + list(outcome.warnings)
+    if any(excess.values()):
+        warnings.append(
+            "target is not 100% balanced (no assignment meets all three balances; total excess "
+            f"over the shares: active {excess['active']}, stateful {excess['stateful']}, "
+            f"per subtopology {excess['subtopology']})"
+        )
+    stats = StreamsStats(
+        strategy=problem.options.strategy,
+        solver=outcome.solver,
+        optimal=outcome.optimal,
+        fallback=outcome.fallback,
+        active_moves=active_moves(index, target),
+        standby_moves=standby_moves(index, target),
+        warmups=int((warmup_of >= 0).sum()),
+        balance=_balance(index, target),
+        time_ms=round(time_ms, 3),
+        warnings=warnings,
+    )
+    return StreamsSolution.model_construct(
+        assignment=running_map,
+        target=target_map,
+        followup_rebalance=bool((running != target.active).any()),
+        stats=stats,
+    )
+
+
+def active_moves(index: StreamsIndex, target: StreamsTarget) -> int:
+    """Stateful actives whose previous owner (still present) no longer runs them."""
+    had = index.stateful & (index.prev_active >= 0)
+    return int((had & (target.active != index.prev_active)).sum())
+
+
+def standby_moves(index: StreamsIndex, target: StreamsTarget) -> int:
+    """Previous standby replicas whose client no longer holds the task at all."""
+    moves = 0
+    for t in np.flatnonzero(index.stateful).tolist():
+        holders = set(target.standby[t].tolist()) | {int(target.active[t])}
+        moves += len(index.prev_standby[t] - holders)
+    return moves
+
+
+def _balance(index: StreamsIndex, target: StreamsTarget) -> StreamsBalance:
+    n = index.client_count
+    active = np.bincount(target.active, minlength=n)
+    stateful = np.bincount(target.active[index.stateful], minlength=n)
+    stateful = stateful + np.bincount(target.standby[target.standby >= 0], minlength=n)
+    if len(set(index.capacity.tolist())) > 1:
+        active = active - index.active_bounds()[0]
+        stateful = stateful - index.stateful_bounds()[0]
+    spread = 0
+    for s in range(len(index.subtopologies)):
+        counts = np.bincount(target.active[index.task_sub == s], minlength=n)
+        spread = max(spread, int(counts.max() - counts.min()))
+    return StreamsBalance(
+        active=[int(active.min()), int(active.max())],
+        stateful=[int(stateful.min()), int(stateful.max())],
+        subtopology_spread=spread,
+    )
