@@ -37,7 +37,7 @@ def scenario(partitions: int, members: int, shape: str, event: str, seed: int = 
     topics = {f"topic-{t:04d}": per_topic for t in range(n_topics)}
     names = sorted(topics)
     subs = []
-    for m in range(members):
+    for _ in range(members):
         if shape == "equal":
             subs.append(names)
         else:
@@ -46,15 +46,13 @@ def scenario(partitions: int, members: int, shape: str, event: str, seed: int = 
     for t in names:
         if t not in covered:
             subs[rng.randrange(members)].append(t)
-    before = {
+    before: dict[str, Any] = {
         "topics": topics,
         "members": [{"id": f"consumer-{m:05d}", "topics": s} for m, s in enumerate(subs)],
         "options": {"time_limit_ms": 600_000},
     }
     previous = solve_consumer(before).assignment
-    after_members = [
-        {**m, "owned": previous[m["id"]], "generation": 1} for m in before["members"]
-    ]
+    after_members = [{**m, "owned": previous[m["id"]], "generation": 1} for m in before["members"]]
     after_topics = dict(topics)
     if event == "leave":
         after_members.pop(rng.randrange(len(after_members)))
@@ -140,15 +138,17 @@ def main() -> None:
     args = parser.parse_args()
     rows = []
     peer_gave_up: set[tuple[str, str]] = set()
-    header = ("| size (P x M) | subscriptions | event | peer | time | moves | lower bound | min/max load |\n"
-              "|---|---|---|---|---:|---:|---:|---|")
+    header = (
+        "| size (P x M) | subscriptions | event | peer | time | moves | lower bound | min/max load |\n"
+        "|---|---|---|---|---:|---:|---:|---|"
+    )
     print(header, flush=True)
     for partitions, members in QUICK_SIZES if args.quick else SIZES:
         for shape in SHAPES:
             for event in EVENTS:
                 problem = scenario(partitions, members, shape, event)
                 size = f"{partitions:,} x {members:,}"
-                results = []
+                results: list[tuple[str, str, object, str]] = []
                 for strategy in ["optimal", "sticky"]:
                     request = {**problem, "options": {"strategy": strategy, "time_limit_ms": 600_000}}
                     started = time.perf_counter()
@@ -170,22 +170,25 @@ def main() -> None:
                         results.append(("kafka-python sticky", f"timed out (> {PEER_CAP_S:.0f} s)", "-", "-"))
                     else:
                         f = figures(problem, peer[1])
-                        results.append(("kafka-python sticky", f"{peer[0]:.3f} s", f["moves"], f"{f['min']}/{f['max']}"))
+                        results.append(
+                            ("kafka-python sticky", f"{peer[0]:.3f} s", f["moves"], f"{f['min']}/{f['max']}")
+                        )
                 for label, t, moves, load in results:
                     line = f"| {size} | {shape} | {event} | {label} | {t} | {moves} | {bound} | {load} |"
                     print(line, flush=True)
                     rows.append(line)
-    body = "\n".join([
-        machine_line(),
-        "",
-        "Each scenario is a group after an optimal rebalance, then one event. `lower bound` is the",
-        "proven minimum number of moves at the most even balance (from the optimal solver).",
-        "kafka-python is 3.x's StickyPartitionAssignor, run in a child process capped at "
-        f"{PEER_CAP_S:.0f} s.",
-        "",
-        header,
-        *rows,
-    ])
+    body = "\n".join(
+        [
+            machine_line(),
+            "",
+            "Each scenario is a group after an optimal rebalance, then one event. `lower bound` is the",
+            "proven minimum number of moves at the most even balance (from the optimal solver).",
+            f"kafka-python is 3.x's StickyPartitionAssignor, run in a child process capped at {PEER_CAP_S:.0f} s.",
+            "",
+            header,
+            *rows,
+        ]
+    )
     write_section("Consumer groups", body)
 
 

@@ -73,10 +73,14 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     scale = 0.25 if args.quick else 1.0
-    cases = [("small (100 partitions x 10 members)", problem(100, 10), 2000),
-             ("medium (10,000 partitions x 200 members)", problem(10_000, 200), 200)]
-    header = ("| problem | concurrency | requests/s | p50 ms | p99 ms | in-process solve p50 ms | "
-              "HTTP overhead (p50 - solve) ms |\n|---|---:|---:|---:|---:|---:|---:|")
+    cases = [
+        ("small (100 partitions x 10 members)", problem(100, 10), 2000),
+        ("medium (10,000 partitions x 200 members)", problem(10_000, 200), 200),
+    ]
+    header = (
+        "| problem | concurrency | requests/s | p50 ms | p99 ms | in-process solve p50 ms | "
+        "HTTP overhead (p50 - solve) ms |\n|---|---:|---:|---:|---:|---:|---:|"
+    )
     print(header, flush=True)
     rows = []
     with running_service() as service:
@@ -86,19 +90,23 @@ def main() -> None:
                 n = max(concurrency * 4, int(total * scale * (1 if concurrency > 1 else 0.25)))
                 r = asyncio.run(load(service.url, body, concurrency, n))
                 overhead = f"{r['p50'] - solve_ms:.1f}" if concurrency == 1 else "-"
-                line = (f"| {label} | {concurrency} | {r['rps']:.0f} | {r['p50']:.1f} | {r['p99']:.1f} | "
-                        f"{solve_ms:.1f} | {overhead} |")
+                line = (
+                    f"| {label} | {concurrency} | {r['rps']:.0f} | {r['p50']:.1f} | {r['p99']:.1f} | "
+                    f"{solve_ms:.1f} | {overhead} |"
+                )
                 print(line, flush=True)
                 rows.append(line)
-    body_text = "\n".join([
-        machine_line(),
-        "",
-        "`stickyd serve` with default settings (one solver process per core) on 127.0.0.1; the load",
-        "generator is an asyncio httpx loop in another process on the same machine, sharing its cores.",
-        "",
-        header,
-        *rows,
-    ])
+    body_text = "\n".join(
+        [
+            machine_line(),
+            "",
+            "`stickyd serve` with default settings (one solver process per core) on 127.0.0.1; the load",
+            "generator is an asyncio httpx loop in another process on the same machine, sharing its cores.",
+            "",
+            header,
+            *rows,
+        ]
+    )
     write_section("HTTP service", body_text)
 
 

@@ -22,8 +22,6 @@ def write_section(title: str, body: str) -> None:
     text = RESULTS.read_text() if RESULTS.exists() else "# stickyd benchmark results\n"
     section = f"## {title}\n\n{body.strip()}\n"
     pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section + "\n", text)
-    else:
-        text = text.rstrip() + "\n\n" + section
+    found = pattern.search(text)
+    text = pattern.sub(lambda _: section + "\n", text) if found else text.rstrip() + "\n\n" + section
     RESULTS.write_text(text.rstrip() + "\n")

@@ -44,12 +44,8 @@ class ConsumerProblem(_Frozen):
     topics: dict[TopicName, Annotated[int, Field(ge=0)]]
     members: Annotated[list[ConsumerMember], Field(min_length=1)]
     options: ConsumerOptions = Field(default_factory=ConsumerOptions)
-    copartitioned: list[Annotated[list[TopicName], Field(min_length=1)]] = Field(
-        default_factory=list
-    )
-    partition_racks: dict[TopicName, list[list[Annotated[str, Field(min_length=1)]]]] = Field(
-        default_factory=dict
-    )
+    copartitioned: list[Annotated[list[TopicName], Field(min_length=1)]] = Field(default_factory=list)
+    partition_racks: dict[TopicName, list[list[Annotated[str, Field(min_length=1)]]]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _check_cross_fields(self) -> ConsumerProblem:
@@ -57,8 +53,7 @@ class ConsumerProblem(_Frozen):
         for i, member in enumerate(self.members):
             if member.id in seen:
                 raise ValueError(
-                    f"members[{i}].id: duplicate member id {member.id!r} "
-                    f"(also members[{seen[member.id]}])"
+                    f"members[{i}].id: duplicate member id {member.id!r} (also members[{seen[member.id]}])"
                 )
             seen[member.id] = i
         grouped: dict[str, int] = {}

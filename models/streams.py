@@ -70,12 +70,13 @@ class StreamsProblem(_Frozen):
 
     @model_validator(mode="after")
     def _unique_ids(self) -> StreamsProblem:
-        for field, items in (("subtopologies", self.subtopologies), ("clients", self.clients)):
+        lists = (("subtopologies", [s.id for s in self.subtopologies]), ("clients", [c.id for c in self.clients]))
+        for field, ids in lists:
             seen: dict[str, int] = {}
-            for i, item in enumerate(items):
-                if item.id in seen:
-                    raise ValueError(f"{field}[{i}].id: duplicate id {item.id!r} (also {field}[{seen[item.id]}])")
-                seen[item.id] = i
+            for i, item_id in enumerate(ids):
+                if item_id in seen:
+                    raise ValueError(f"{field}[{i}].id: duplicate id {item_id!r} (also {field}[{seen[item_id]}])")
+                seen[item_id] = i
         return self
 
 

@@ -79,9 +79,10 @@ class StreamsIndex:
 def index_streams_problem(problem: StreamsProblem) -> StreamsIndex:
     clients = sorted(problem.clients, key=lambda c: c.id)
     subs = sorted(problem.subtopologies, key=lambda s: subtopology_key(s.id))
-    task_sub = np.concatenate([np.full(s.partitions, i, dtype=np.int64) for i, s in enumerate(subs)] or [np.zeros(0, np.int64)])
-    task_partition = np.concatenate([np.arange(s.partitions, dtype=np.int64) for s in subs] or [np.zeros(0, np.int64)])
-    stateful = np.concatenate([np.full(s.partitions, s.stateful) for s in subs] or [np.zeros(0, bool)]).astype(bool)
+    none = [np.zeros(0, np.int64)]
+    task_sub = np.concatenate([np.full(s.partitions, i, dtype=np.int64) for i, s in enumerate(subs)] or none)
+    task_partition = np.concatenate([np.arange(s.partitions, dtype=np.int64) for s in subs] or none)
+    stateful = np.concatenate([np.full(s.partitions, s.stateful) for s in subs] or none).astype(bool)
     first = np.concatenate([[0], np.cumsum([s.partitions for s in subs])]).astype(np.int64)
     sub_pos = {s.id: i for i, s in enumerate(subs)}
 
@@ -123,10 +124,10 @@ def index_streams_problem(problem: StreamsProblem) -> StreamsIndex:
     for t in range(n_tasks):
         owner = int(prev_active[t])
         # the previous active owner counts as lag 0 unless its lags say otherwise
-        lag = dict(lags[t])
+        lag_of = dict(lags[t])
         if owner >= 0:
-            lag.setdefault(owner, 0)
-        caught_up.append(frozenset(j for j, value in lag.items() if value <= acceptable))
+            lag_of.setdefault(owner, 0)
+        caught_up.append(frozenset(j for j, value in lag_of.items() if value <= acceptable))
         standby[t].discard(owner)
 
     warnings = []

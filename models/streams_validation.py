@@ -70,8 +70,12 @@ def validate_streams_solution(problem: StreamsProblem, solution: StreamsSolution
 
 
 def _check_running(
-    problem: StreamsProblem, index: StreamsIndex, solution: StreamsSolution,
-    target: np.ndarray, ids: dict[str, int], position: dict[str, int],
+    problem: StreamsProblem,
+    index: StreamsIndex,
+    solution: StreamsSolution,
+    target: np.ndarray,
+    ids: dict[str, int],
+    position: dict[str, int],
 ) -> list[str]:
     """KIP-441: what runs now differs from the target only to keep warm state running."""
     out: list[str] = []

@@ -81,8 +81,11 @@ async def _handle(kind: Kind, request: Request, services: Services) -> Response:
     endpoint = f"/v1/assign/{kind}"
     body = await _read_body(request, settings.max_body_bytes)
     if body is None:
-        result = error(413, "body", f"request body exceeds this server's limit of {settings.max_body_bytes} "
-                       "bytes (STICKYD_MAX_BODY_BYTES)")
+        result = error(
+            413,
+            "body",
+            f"request body exceeds this server's limit of {settings.max_body_bytes} bytes (STICKYD_MAX_BODY_BYTES)",
+        )
     else:
         asked = None
         if len(body) <= SMALL_BODY:
@@ -107,10 +110,16 @@ def _record(services: Services, endpoint: str, result: JobResult, elapsed: float
     else:
         m.rejected.labels(endpoint, str(result.status)).inc()
     log.info(
-        "endpoint=%s status=%d partitions=%d members=%d strategy=%s solver=%s optimal=%s "
-        "fallback=%s ms=%.1f",
-        endpoint, result.status, result.partitions, result.members, result.strategy, result.solver,
-        result.optimal, result.fallback, elapsed * 1000,
+        "endpoint=%s status=%d partitions=%d members=%d strategy=%s solver=%s optimal=%s fallback=%s ms=%.1f",
+        endpoint,
+        result.status,
+        result.partitions,
+        result.members,
+        result.strategy,
+        result.solver,
+        result.optimal,
+        result.fallback,
+        elapsed * 1000,
     )
 
 
@@ -118,8 +127,10 @@ def _record(services: Services, endpoint: str, result: JobResult, elapsed: float
     "/consumer",
     response_model=ConsumerSolution,
     summary="Assign a consumer group's partitions (contract section 1)",
-    responses={413: {"description": "over the server's size limits"},
-               422: {"description": "not the contract; `detail` names the field"}},
+    responses={
+        413: {"description": "over the server's size limits"},
+        422: {"description": "not the contract; `detail` names the field"},
+    },
 )
 async def assign_consumer(request: Request, services: ServicesDep) -> Response:
     return await _handle("consumer", request, services)
@@ -129,8 +140,10 @@ async def assign_consumer(request: Request, services: ServicesDep) -> Response:
     "/streams",
     response_model=StreamsSolution,
     summary="Assign a Kafka Streams application's tasks (contract section 2)",
-    responses={413: {"description": "over the server's size limits"},
-               422: {"description": "not the contract; `detail` names the field"}},
+    responses={
+        413: {"description": "over the server's size limits"},
+        422: {"description": "not the contract; `detail` names the field"},
+    },
 )
 async def assign_streams(request: Request, services: ServicesDep) -> Response:
     return await _handle("streams", request, services)
@@ -188,8 +201,7 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(Exception)
     async def crashed(_: Request, exc: Exception) -> JSONResponse:
         log.exception("request failed")
-        return JSONResponse({"detail": f"the solver service failed ({type(exc).__name__}); try again"},
-                            status_code=503)
+        return JSONResponse({"detail": f"the solver service failed ({type(exc).__name__}); try again"}, status_code=503)
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
@@ -206,14 +218,15 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         body = model.model_json_schema(ref_template="#/components/schemas/{model}")
         components.update(body.pop("$defs", {}))
         components[model.__name__] = body
-        examples = {
-            f.stem: {"value": json.loads(f.read_text())} for f in sorted(EXAMPLES.glob(f"{prefix}*.json"))
-        }
+        examples = {f.stem: {"value": json.loads(f.read_text())} for f in sorted(EXAMPLES.glob(f"{prefix}*.json"))}
         schema["paths"][path]["post"]["requestBody"] = {
             "required": True,
-            "content": {"application/json": {
-                "schema": {"$ref": f"#/components/schemas/{model.__name__}"}, "examples": examples,
-            }},
+            "content": {
+                "application/json": {
+                    "schema": {"$ref": f"#/components/schemas/{model.__name__}"},
+                    "examples": examples,
+                }
+            },
         }
     app.openapi_schema = schema
     return schema

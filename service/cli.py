@@ -6,7 +6,7 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -38,7 +38,7 @@ def _read_file(file: str) -> str:
         _fail(f"{file}: cannot read ({error.strerror})")
 
 
-def _fail(message: str) -> Any:
+def _fail(message: str) -> NoReturn:
     typer.echo(f"stickyd: {message}", err=True)
     raise typer.Exit(code=2)
 
@@ -82,8 +82,13 @@ def print_streams_table(solution: StreamsSolution) -> None:
         view.add_column(column)
     for client, target in solution.target.items():
         now = solution.assignment[client]
-        view.add_row(client, " ".join(target.active) or "-", " ".join(target.standby) or "-",
-                     " ".join(now.active) or "-", " ".join(now.warmup) or "-")
+        view.add_row(
+            client,
+            " ".join(target.active) or "-",
+            " ".join(target.standby) or "-",
+            " ".join(now.active) or "-",
+            " ".join(now.warmup) or "-",
+        )
     console.print(view)
     s = solution.stats
     console.print(
@@ -137,14 +142,16 @@ def serve(
     from service.app import create_app
     from service.settings import Settings
 
-    overrides = {k: v for k, v in {"host": host, "port": port, "workers": workers}.items() if v is not None}
+    overrides: dict[str, Any] = {"host": host, "port": port, "workers": workers}
     try:
-        settings = Settings(**overrides)
+        # keyword arguments override the STICKYD_* environment (model_validate would skip it)
+        settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
     except ValueError as problem:
         _fail(f"settings: {problem}".splitlines()[0])
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port,
-                log_level=settings.log_level, access_log=False)
+    uvicorn.run(
+        create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level, access_log=False
+    )
 
 
 @app.command()

@@ -12,8 +12,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from models import ConsumerProblem, ProblemError, parse
-from models.streams import StreamsProblem
+from models import ConsumerProblem, ConsumerSolution, ProblemError, parse
+from models.streams import StreamsProblem, StreamsSolution
 from solvers import solve_consumer, solve_streams
 
 log = logging.getLogger(__name__)
@@ -42,10 +42,10 @@ class JobResult:
     members: int = 0
 
 
-def error(status: int, field: str, reason: str, **sizes: int) -> JobResult:
+def error(status: int, field: str, reason: str, partitions: int = 0, members: int = 0) -> JobResult:
     detail = f"{field}: {reason}" if field else reason
     body = json.dumps({"detail": detail, "field": field, "reason": reason}).encode()
-    return JobResult(status=status, body=body, **sizes)
+    return JobResult(status=status, body=body, partitions=partitions, members=members)
 
 
 def run_job(kind: Kind, body: bytes, limits: Limits, fallback_reason: str | None = None) -> JobResult:
@@ -58,28 +58,40 @@ def run_job(kind: Kind, body: bytes, limits: Limits, fallback_reason: str | None
         return error(422, "body", f"expected a JSON object, got {type(data).__name__}")
     sizes = _sizes(kind, data)
     if sizes["partitions"] > limits.max_partitions:
-        return error(413, "topics", f"{sizes['partitions']} partitions exceed this server's limit of "
-                     f"{limits.max_partitions} (STICKYD_MAX_PARTITIONS)", **sizes)
+        return error(
+            413,
+            "topics",
+            f"{sizes['partitions']} partitions exceed this server's limit of "
+            f"{limits.max_partitions} (STICKYD_MAX_PARTITIONS)",
+            **sizes,
+        )
     if sizes["members"] > limits.max_members:
-        return error(413, "members", f"{sizes['members']} members exceed this server's limit of "
-                     f"{limits.max_members} (STICKYD_MAX_MEMBERS)", **sizes)
+        return error(
+            413,
+            "members",
+            f"{sizes['members']} members exceed this server's limit of {limits.max_members} (STICKYD_MAX_MEMBERS)",
+            **sizes,
+        )
     try:
         return _solve(kind, data, limits, fallback_reason, sizes)
     except ProblemError as problem:
-        return error(422, problem.field, problem.reason, **sizes)
+        return error(422, problem.field, problem.reason, partitions=sizes["partitions"], members=sizes["members"])
 
 
 def _solve(
     kind: Kind, data: dict[str, Any], limits: Limits, fallback_reason: str | None, sizes: dict[str, int]
 ) -> JobResult:
     started = time.perf_counter()
-    model: type[ConsumerProblem] | type[StreamsProblem] = ConsumerProblem if kind == "consumer" else StreamsProblem
-    problem = parse(model, data)
+    problem: ConsumerProblem | StreamsProblem
+    problem = parse(ConsumerProblem, data) if kind == "consumer" else parse(StreamsProblem, data)
     asked = problem.options.time_limit_ms or limits.default_time_limit_ms
     capped = min(asked, limits.max_time_limit_ms)
     problem = problem.model_copy(update={"options": problem.options.model_copy(update={"time_limit_ms": capped})})
-    solve = solve_consumer if kind == "consumer" else solve_streams
-    solution = solve(problem, fallback_reason=fallback_reason)  # type: ignore[operator]
+    solution: ConsumerSolution | StreamsSolution
+    if isinstance(problem, ConsumerProblem):
+        solution = solve_consumer(problem, fallback_reason=fallback_reason)
+    else:
+        solution = solve_streams(problem, fallback_reason=fallback_reason)
     stats = solution.stats
     if capped < asked:
         stats.warnings.append(f"time_limit_ms capped to {capped} (STICKYD_MAX_TIME_LIMIT_MS)")
@@ -110,8 +122,9 @@ def _sizes(kind: Kind, data: dict[str, Any]) -> dict[str, int]:
         counts = data.get("topics")
         people = data.get("members")
     else:
-        counts = {str(i): s.get("partitions") for i, s in enumerate(data.get("subtopologies") or [])
-                  if isinstance(s, dict)}
+        counts = {
+            str(i): s.get("partitions") for i, s in enumerate(data.get("subtopologies") or []) if isinstance(s, dict)
+        }
         people = data.get("clients")
     partitions = 0
     if isinstance(counts, dict):

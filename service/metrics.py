@@ -11,25 +11,39 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
-            "stickyd_requests", "Requests by endpoint, strategy and HTTP status.",
-            ["endpoint", "strategy", "status"], registry=self.registry,
+            "stickyd_requests",
+            "Requests by endpoint, strategy and HTTP status.",
+            ["endpoint", "strategy", "status"],
+            registry=self.registry,
         )
         self.latency = Histogram(
-            "stickyd_request_seconds", "Request latency by endpoint and strategy.",
-            ["endpoint", "strategy"], buckets=LATENCY_BUCKETS, registry=self.registry,
+            "stickyd_request_seconds",
+            "Request latency by endpoint and strategy.",
+            ["endpoint", "strategy"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
         )
         self.solve = Histogram(
-            "stickyd_solve_seconds", "Solver time by endpoint and solver.",
-            ["endpoint", "solver"], buckets=LATENCY_BUCKETS, registry=self.registry,
+            "stickyd_solve_seconds",
+            "Solver time by endpoint and solver.",
+            ["endpoint", "solver"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
         )
         self.fallbacks = Counter(
-            "stickyd_fallbacks", "Answers given by the fallback heuristic.",
-            ["endpoint", "reason"], registry=self.registry,
+            "stickyd_fallbacks",
+            "Answers given by the fallback heuristic.",
+            ["endpoint", "reason"],
+            registry=self.registry,
         )
         self.rejected = Counter(
-            "stickyd_rejected", "Requests rejected before solving (422, 413).",
-            ["endpoint", "status"], registry=self.registry,
+            "stickyd_rejected",
+            "Requests rejected before solving (422, 413).",
+            ["endpoint", "status"],
+            registry=self.registry,
         )
         self.worker_restarts = Counter(
-            "stickyd_worker_restarts", "Solver pools replaced after a worker died.", registry=self.registry,
+            "stickyd_worker_restarts",
+            "Solver pools replaced after a worker died.",
+            registry=self.registry,
         )

@@ -42,8 +42,10 @@ class SolverPool:
 
     async def warm(self) -> None:
         loop = asyncio.get_running_loop()
-        await asyncio.gather(*(loop.run_in_executor(self._executor, warm_up) for _ in range(self.workers)),
-                             loop.run_in_executor(self._fallback, warm_up))
+        await asyncio.gather(
+            *(loop.run_in_executor(self._executor, warm_up) for _ in range(self.workers)),
+            loop.run_in_executor(self._fallback, warm_up),
+        )
         self.ready = True
 
     async def solve(self, kind: Kind, body: bytes, limits: Limits, deadline_s: float) -> JobResult:

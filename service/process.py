@@ -33,8 +33,11 @@ def running_service(env: dict[str, str] | None = None, startup_s: float = 60.0) 
     port = free_port()
     child_env = {**os.environ, "STICKYD_HOST": "127.0.0.1", "STICKYD_PORT": str(port), **(env or {})}
     child = subprocess.Popen(
-        [sys.executable, "-m", "service", "serve"], env=child_env,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-m", "service", "serve"],
+        env=child_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     url = f"http://127.0.0.1:{port}"
     try:

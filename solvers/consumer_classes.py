@@ -85,9 +85,9 @@ def build_classes(index: ConsumerIndex) -> UnitClasses:
         per_sig = np.bincount(row_sig, minlength=n_sigs - 1)
         sig_start = np.concatenate([[0], np.cumsum(per_sig)])
         claimed_classes = np.flatnonzero(claim_id > 0)
-        sig = claim_id[claimed_classes] - 1
-        width = per_sig[sig]
-        picks = np.repeat(sig_start[sig], width) + ranges(width)
+        class_sig = claim_id[claimed_classes] - 1
+        width = per_sig[class_sig]
+        picks = np.repeat(sig_start[class_sig], width) + ranges(width)
         kept_class.append(np.repeat(claimed_classes + n_classes, width))
         kept_member.append(row_member[picks])
         kept_count.append(row_count[picks])
@@ -138,8 +138,11 @@ def _claim_signatures(
                 row_sig.append(s)
                 row_member.append(m)
                 row_count.append(c)
-    rows = (np.array(row_sig, dtype=np.int64), np.array(row_member, dtype=np.int64),
-            np.array(row_count, dtype=np.int64))
+    rows = (
+        np.array(row_sig, dtype=np.int64),
+        np.array(row_member, dtype=np.int64),
+        np.array(row_count, dtype=np.int64),
+    )
     return ids, np.array([len(sig) for sig in table], dtype=np.int64), rows
 
 
@@ -171,9 +174,7 @@ def _rack_miss(
         if rack is None:
             continue
         subs = index.subscriptions[m]
-        count = sum(
-            1 for t, r in zip(topics, sig, strict=True) if t in subs and r is not None and rack not in r
-        )
+        count = sum(1 for t, r in zip(topics, sig, strict=True) if t in subs and r is not None and rack not in r)
         if count:
             miss[m] = count
     return miss

@@ -55,8 +55,12 @@ class ConsumerCpModel:
         sizes = unit_classes.size.tolist()
         self.kept: dict[tuple[int, int], int] = {
             (c, m): k
-            for c, m, k in zip(unit_classes.kept_class.tolist(), unit_classes.kept_member.tolist(),
-                               unit_classes.kept_count.tolist(), strict=True)
+            for c, m, k in zip(
+                unit_classes.kept_class.tolist(),
+                unit_classes.kept_member.tolist(),
+                unit_classes.kept_count.tolist(),
+                strict=True,
+            )
         }
         for c, (p, size) in enumerate(zip(unit_classes.class_pool.tolist(), sizes, strict=True)):
             pool = unit_classes.pools[p]
@@ -88,8 +92,7 @@ class ConsumerCpModel:
     def moves(self) -> cp_model.LinearExprT:
         # a unit moves every claimed partition its new member did not own
         return sum(
-            (int(self.classes.class_claimed[c]) - self.kept.get((c, m), 0)) * v
-            for (c, m), v in self.take.items()
+            (int(self.classes.class_claimed[c]) - self.kept.get((c, m), 0)) * v for (c, m), v in self.take.items()
         )
 
     def rack_misses(self) -> cp_model.LinearExprT:

@@ -21,7 +21,7 @@ from ortools.graph.python import min_cost_flow
 
 from models.consumer_index import ConsumerIndex
 from solvers.consumer_classes import UnitClasses, materialize, ranges
-from solvers.errors import SolveTimeout, SolverFailure
+from solvers.errors import SolverFailure, SolveTimeout
 
 _MAX_COST = 2**62
 _MAX_ROUNDS = 40
@@ -57,8 +57,7 @@ def solve_min_cost_flow(
     n = index.member_count
     lo, hi = np.zeros(n, dtype=np.int64), model.capacity.copy()
     racks = model.rack_range()
-    balanced = model.solve(lo, hi, Weights(balance=(racks + 1) * (index.owned + 1),
-                                           moves=racks + 1, racks=1), deadline)
+    balanced = model.solve(lo, hi, Weights(balance=(racks + 1) * (index.owned + 1), moves=racks + 1, racks=1), deadline)
     if max_imbalance == 0:
         return balanced
     w = model.unit_weight
@@ -68,8 +67,7 @@ def solve_min_cost_flow(
     lo = np.where(live, -((-(np.maximum(low - max_imbalance, 0))) // w), 0)
     hi = np.minimum(model.capacity, (high + max_imbalance) // w)
     spread = int((w * w * (hi * hi - lo * lo)).sum())
-    return model.solve(lo, hi, Weights(balance=racks + 1, moves=(racks + 1) * (spread + 1),
-                                       racks=1), deadline)
+    return model.solve(lo, hi, Weights(balance=racks + 1, moves=(racks + 1) * (spread + 1), racks=1), deadline)
 
 
 class ConsumerFlowModel:
@@ -132,9 +130,11 @@ class ConsumerFlowModel:
         classes = np.arange(cls.count, dtype=np.int64)
         released = (classes, self.pool_node0 + cls.class_pool, size, weights.moves * cls.class_claimed)
         # a released unit may go to any member reading (the most of) its topics
-        pool_ids = np.concatenate(
-            [np.full(len(p.eligible), i, dtype=np.int64) for i, p in enumerate(cls.pools)]
-        ) if cls.pools else np.zeros(0, dtype=np.int64)
+        pool_ids = (
+            np.concatenate([np.full(len(p.eligible), i, dtype=np.int64) for i, p in enumerate(cls.pools)])
+            if cls.pools
+            else np.zeros(0, dtype=np.int64)
+        )
         members = np.concatenate([np.asarray(p.eligible, dtype=np.int64) for p in cls.pools]) if cls.pools else pool_ids
         free = (
             self.pool_node0 + pool_ids,
@@ -143,8 +143,7 @@ class ConsumerFlowModel:
             weights.racks * self.rack_miss[pool_ids, members],
         )
         return tuple(
-            np.concatenate([kept[i], released[i], free[i]]).astype(np.int32 if i < 2 else np.int64)
-            for i in range(4)
+            np.concatenate([kept[i], released[i], free[i]]).astype(np.int32 if i < 2 else np.int64) for i in range(4)
         )
 
     def _load_arcs(

@@ -128,10 +128,7 @@ def _cooperative(
     blocked = {t: np.unique(np.concatenate(v)) for t, v in withheld.items()}
     assignment: dict[str, TopicPartitions] = {}
     for m in range(index.member_count):
-        now = {
-            t: np.setdiff1d(parts, blocked[t]) if t in blocked else parts
-            for t, parts in per_member[m].items()
-        }
+        now = {t: np.setdiff1d(parts, blocked[t]) if t in blocked else parts for t, parts in per_member[m].items()}
         assignment[index.members[m]] = _as_lists(now)
     return revoke, assignment
 

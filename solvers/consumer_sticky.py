@@ -136,9 +136,9 @@ class _StickyRun:
                 continue
             top = max(self.load[m] for m in holders.tolist())
             for m in self.eligible[g]:
-                if self.load[m] < self.capacity[m] and self.load[m] < top:
-                    if self.count[g][m] < self.index.groups[g].units:
-                        return False
+                room = self.load[m] < self.capacity[m] and self.count[g][m] < self.index.groups[g].units
+                if room and self.load[m] < top:
+                    return False
         return True
 
     def _balance_score(self) -> int:

@@ -7,6 +7,7 @@ arc u -> v becomes capacity (cap - l), u supplying l less and v l more.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 from ortools.graph.python import min_cost_flow
 
 from solvers.errors import SolverFailure
@@ -32,27 +33,31 @@ class FlowNetwork:
         return first
 
     def add_arcs(
-        self, tails: np.ndarray, heads: np.ndarray, caps: np.ndarray, costs: np.ndarray,
-        lower: np.ndarray | None = None,
+        self,
+        tails: npt.ArrayLike,
+        heads: npt.ArrayLike,
+        caps: npt.ArrayLike,
+        costs: npt.ArrayLike,
+        lower: npt.ArrayLike | None = None,
     ) -> slice:
         """Add arcs (broadcasting scalars); returns their positions in the flow vector."""
-        tails, heads, caps, costs = (np.atleast_1d(np.asarray(a, dtype=np.int64)) for a in (tails, heads, caps, costs))
-        size = max(len(tails), len(heads), len(caps), len(costs))
-        tails, heads, caps, costs = (np.broadcast_to(a, (size,)) for a in (tails, heads, caps, costs))
-        lower = np.zeros(size, np.int64) if lower is None else np.broadcast_to(np.asarray(lower, np.int64), (size,))
-        if lower.any():
-            caps = caps - lower
-            for t, h, low in zip(tails.tolist(), heads.tolist(), lower.tolist(), strict=True):
-                if low:
-                    self.supply(t, -low)
-                    self.supply(h, low)
-        if (caps < 0).any():
+        parts = [np.atleast_1d(np.asarray(a, dtype=np.int64)) for a in (tails, heads, caps, costs)]
+        size = max(len(p) for p in parts)
+        t, h, cap, cost = (np.broadcast_to(p, (size,)) for p in parts)
+        low = np.zeros(size, np.int64) if lower is None else np.broadcast_to(np.asarray(lower, np.int64), (size,))
+        if low.any():
+            cap = cap - low
+            for tail, head, amount in zip(t.tolist(), h.tolist(), low.tolist(), strict=True):
+                if amount:
+                    self.supply(tail, -amount)
+                    self.supply(head, amount)
+        if (cap < 0).any():
             raise SolverFailure("an arc's lower bound exceeds its capacity")
-        self._tails.append(tails)
-        self._heads.append(heads)
-        self._caps.append(caps)
-        self._costs.append(costs)
-        self._lowers.append(lower)
+        self._tails.append(t)
+        self._heads.append(h)
+        self._caps.append(cap)
+        self._costs.append(cost)
+        self._lowers.append(low)
         start = self.arcs
         self.arcs += size
         return slice(start, self.arcs)
@@ -69,9 +74,7 @@ class FlowNetwork:
         if len(costs) and int(np.abs(costs).max()) * (self.nodes + 1) >= _MAX_COST:
             raise SolverFailure("objective weights overflow 64-bit flow costs")
         smcf = min_cost_flow.SimpleMinCostFlow()
-        arcs = smcf.add_arcs_with_capacity_and_unit_cost(
-            tails.astype(np.int32), heads.astype(np.int32), caps, costs
-        )
+        arcs = smcf.add_arcs_with_capacity_and_unit_cost(tails.astype(np.int32), heads.astype(np.int32), caps, costs)
         if self._supply:
             nodes = np.fromiter(self._supply, dtype=np.int32)
             smcf.set_nodes_supplies(nodes, np.fromiter(self._supply.values(), dtype=np.int64))

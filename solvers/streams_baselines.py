@@ -54,7 +54,9 @@ def solve_sticky(index: StreamsIndex) -> StreamsTarget:
             quota[j] += 1
             spare -= 1
     sub_count = np.zeros((len(index.subtopologies), n), dtype=np.int64)
-    sub_hi = np.stack([index.subtopology_bounds(s)[1] for s in range(len(index.subtopologies))]) if index.subtopologies else sub_count
+    sub_hi = sub_count.copy()
+    for s in range(len(index.subtopologies)):
+        sub_hi[s] = index.subtopology_bounds(s)[1]
 
     def give(t: int, j: int) -> None:
         active[t] = j
@@ -69,7 +71,8 @@ def solve_sticky(index: StreamsIndex) -> StreamsTarget:
         if owner >= 0 and room(t, owner):
             give(t, owner)
     for t in np.flatnonzero(active < 0).tolist():
-        for j in sorted(index.caught_up[t] if index.stateful[t] else (), key=lambda j: (load[j] / index.capacity[j], j)):
+        caught = index.caught_up[t] if index.stateful[t] else frozenset()
+        for j in sorted(caught, key=lambda j: (load[j] / index.capacity[j], j)):
             if room(t, j):
                 give(t, j)
                 break
@@ -81,8 +84,11 @@ def solve_sticky(index: StreamsIndex) -> StreamsTarget:
     stateful_load = np.bincount(active[index.stateful], minlength=n).astype(np.float64)
     for t in np.flatnonzero(index.stateful).tolist():
         kept = [j for j in sorted(index.prev_standby[t]) if j != active[t]][:r]
-        fresh = [j for j in np.lexsort((np.arange(n), stateful_load / index.capacity)).tolist()
-                 if j != active[t] and j not in kept]
+        fresh = [
+            j
+            for j in np.lexsort((np.arange(n), stateful_load / index.capacity)).tolist()
+            if j != active[t] and j not in kept
+        ]
         chosen = (kept + fresh)[:r]
         standby[t] = sorted(chosen)
         stateful_load[chosen] += 1

@@ -63,9 +63,14 @@ def _optimal_or_fallback(index: StreamsIndex, deadline: float) -> tuple[StreamsT
     else:
         # proven: active moves are exact by flow; the standby level when no standby had to move
         proven = target.excess == 0 and standby_moves(index, target) == 0
-        warnings = () if proven else (
-            "active moves are proven minimal; standby placement is optimal for these actives but "
-            "not proven optimal overall",)
+        warnings = (
+            ()
+            if proven
+            else (
+                "active moves are proven minimal; standby placement is optimal for these actives but "
+                "not proven optimal overall",
+            )
+        )
         return target, StreamsOutcome("optimal", "min-cost-flow", proven, False, warnings)
     return solve_sticky(index), StreamsOutcome("optimal", "sticky", False, True, (why,))
 

@@ -42,17 +42,44 @@ def solve_streams_flows(index: StreamsIndex) -> StreamsTarget:
     return StreamsTarget(active=active, standby=standby, excess=overflow + shortfall)
 
 
-def _class_key(index: StreamsIndex, t: int) -> tuple[int, int, frozenset[int]]:
-    owner = int(index.prev_active[t])
-    caught = index.caught_up[t] - {owner} if index.stateful[t] else frozenset()
-    return int(index.task_sub[t]), owner, caught
+@dataclass(frozen=True)
+class _ActiveClass:
+    """Tasks that are interchangeable for the active flow."""
+
+    sub: int
+    owner: int
+    """previous active owner, -1 when none."""
+    stateful: bool
+    caught_up: frozenset[int]
+    """clients caught up on these tasks (the owner included when it is)."""
+
+    def cost(self, dest: int | None, move: int, not_caught_up: int, churn: int) -> int:
+        """Cost of sending one task to `dest` (None: any client, through the pool)."""
+        moved = self.owner >= 0 and dest != self.owner
+        value = (move if self.stateful else churn) if moved else 0
+        # an active that must move goes preferably to a caught-up client
+        if self.stateful and dest not in self.caught_up:
+            value += not_caught_up
+        return value
+
+
+def _active_class(index: StreamsIndex, t: int) -> _ActiveClass:
+    stateful = bool(index.stateful[t])
+    return _ActiveClass(
+        sub=int(index.task_sub[t]),
+        owner=int(index.prev_active[t]),
+        stateful=stateful,
+        caught_up=index.caught_up[t] if stateful else frozenset(),
+    )
 
 
 def _solve_actives(index: StreamsIndex) -> tuple[np.ndarray, int]:
     n, n_subs, n_tasks = index.client_count, len(index.subtopologies), index.task_count
-    keys: dict[tuple[int, int, frozenset[int]], list[int]] = {}
+    if n_tasks == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    keys: dict[_ActiveClass, list[int]] = {}
     for t in range(n_tasks):
-        keys.setdefault(_class_key(index, t), []).append(t)
+        keys.setdefault(_active_class(index, t), []).append(t)
     classes = list(keys.items())
     # lexicographic weights: each level outweighs everything below it
     churn = 1
@@ -68,22 +95,15 @@ def _solve_actives(index: StreamsIndex) -> tuple[np.ndarray, int]:
     client0 = net.add_nodes(n)
     sink = net.add_nodes(1)
     direct_rows: list[tuple[int, int, slice]] = []
-    for c, ((s, owner, caught), tasks) in enumerate(classes):
-        stateful = bool(index.stateful[tasks[0]])
+    for c, (cls, tasks) in enumerate(classes):
         net.supply(class0 + c, len(tasks))
-
-        def cost(dest: int | None, stateful: bool = stateful, owner: int = owner, caught: frozenset[int] = caught) -> int:
-            moved = owner >= 0 and dest != owner
-            caught_here = dest is not None and (dest in caught or (dest == owner and dest in index.caught_up[tasks[0]]))
-            value = (move if stateful else churn) if moved else 0
-            return value + (not_caught_up if stateful and not caught_here else 0)
-
         # a task stays with its previous active owner, or moves to a caught-up client ...
-        for dest in sorted(({owner} if owner >= 0 else set()) | set(caught)):
-            arcs = net.add_arcs(class0 + c, sub_client0 + s * n + dest, len(tasks), cost(dest))
+        for dest in sorted(({cls.owner} if cls.owner >= 0 else set()) | set(cls.caught_up)):
+            cost = cls.cost(dest, move, not_caught_up, churn)
+            arcs = net.add_arcs(class0 + c, sub_client0 + cls.sub * n + dest, len(tasks), cost)
             direct_rows.append((c, dest, arcs))
         # ... or to any client, through its subtopology's pool
-        net.add_arcs(class0 + c, pool0 + s, len(tasks), cost(None))
+        net.add_arcs(class0 + c, pool0 + cls.sub, len(tasks), cls.cost(None, move, not_caught_up, churn))
     pool_rows: list[tuple[int, slice]] = []
     for s in range(n_subs):
         lo, hi = index.subtopology_bounds(s)
@@ -91,7 +111,8 @@ def _solve_actives(index: StreamsIndex) -> tuple[np.ndarray, int]:
         pool_rows.append((s, net.add_arcs(pool0 + s, sub_client0 + s * n + clients, hi, 0)))
         stateful_sub = bool(index.stateful[index.task_sub == s].any())
         # task parallel balance: each client runs its share of the subtopology's tasks
-        net.add_arcs(sub_client0 + s * n + clients, (stateful0 if stateful_sub else client0) + clients, hi, 0, lower=lo)
+        into = (stateful0 if stateful_sub else client0) + clients
+        net.add_arcs(sub_client0 + s * n + clients, into, hi, 0, lower=lo)
     lo_sf, hi_sf = index.stateful_bounds()
     clients = np.arange(n)
     # stateful balance (actives' part): a client's stateful actives stay within its share
@@ -104,22 +125,28 @@ def _solve_actives(index: StreamsIndex) -> tuple[np.ndarray, int]:
     flows = net.solve()
 
     n_classes = len(classes)
-    direct = np.array([[c, dest, flows[arcs][0]] for c, dest, arcs in direct_rows], dtype=np.int64).reshape(-1, 3)
-    pooled = np.concatenate(
-        [np.stack([np.full(n, s), np.arange(n), flows[arcs]], axis=1) for s, arcs in pool_rows]
-    ) if pool_rows else np.zeros((0, 3), np.int64)
+    direct = np.array([[c, dest, flows[arcs][0]] for c, dest, arcs in direct_rows], dtype=np.int64)
+    direct = direct.reshape(-1, 3)
+    pooled = (
+        np.concatenate([np.stack([np.full(n, s), np.arange(n), flows[arcs]], axis=1) for s, arcs in pool_rows])
+        if pool_rows
+        else np.zeros((0, 3), np.int64)
+    )
     sizes = np.array([len(tasks) for _, tasks in classes], dtype=np.int64)
     unit_classes = UnitClasses(
         pools=[Pool(0, (), {})] * n_subs,
         group_offset=np.array([0, n_tasks], dtype=np.int64),
-        class_pool=np.array([key[0] for key, _ in classes], dtype=np.int64),
+        class_pool=np.array([cls.sub for cls, _ in classes], dtype=np.int64),
         class_claimed=np.zeros(n_classes, dtype=np.int64),
         class_start=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
-        units=np.concatenate([np.asarray(tasks, dtype=np.int64) for _, tasks in classes]) if classes else np.zeros(0, np.int64),
-        kept_class=np.zeros(0, np.int64), kept_member=np.zeros(0, np.int64), kept_count=np.zeros(0, np.int64),
+        units=np.concatenate([np.asarray(tasks, dtype=np.int64) for _, tasks in classes]),
+        kept_class=np.zeros(0, np.int64),
+        kept_member=np.zeros(0, np.int64),
+        kept_count=np.zeros(0, np.int64),
     )
-    owners = materialize(unit_classes, (direct[:, 0], direct[:, 1], direct[:, 2]),
-                         (pooled[:, 0], pooled[:, 1], pooled[:, 2]))
+    owners = materialize(
+        unit_classes, (direct[:, 0], direct[:, 1], direct[:, 2]), (pooled[:, 0], pooled[:, 1], pooled[:, 2])
+    )
     return owners[0], int(flows[overflow_arcs].sum())
 
 
@@ -166,23 +193,21 @@ def _solve_standbys(index: StreamsIndex, active: np.ndarray) -> tuple[np.ndarray
     penalty = r * len(tasks) + 1
     net.add_arcs(client0 + clients, sink, np.minimum(lo, most), 0)
     net.add_arcs(client0 + clients, sink, np.maximum(np.minimum(hi, most) - np.minimum(lo, most), 0), penalty)
-    over = net.add_arcs(client0 + clients, sink, np.maximum(most - np.minimum(hi, most), 0), 2 * penalty)
+    net.add_arcs(client0 + clients, sink, np.maximum(most - np.minimum(hi, most), 0), 2 * penalty)
     net.supply(sink, -r * len(tasks))
     flows = net.solve()
     received = np.zeros(n, dtype=np.int64)
-    for c, j, arcs in keep_rows:
+    for _, j, arcs in keep_rows:
         received[j] += flows[arcs][0]
     for owner, arcs in pool_rows:
         received[clients[clients != owner]] += flows[arcs]
     excess = int(np.maximum(lo - received, 0).sum() + np.maximum(received - hi, 0).sum())
-    del over
-    _place_standbys(index, active, classes, keep_rows, pool_rows, flows, standby)
+    _place_standbys(index, classes, keep_rows, pool_rows, flows, standby)
     return standby, excess
 
 
 def _place_standbys(
     index: StreamsIndex,
-    active: np.ndarray,
     classes: list[tuple[tuple[int, frozenset[int]], list[int]]],
     keep_rows: list[tuple[int, int, slice]],
     pool_rows: list[tuple[int, slice]],
@@ -202,11 +227,13 @@ def _place_standbys(
     n = index.client_count
     clients = np.arange(n)
     for owner, arcs in pool_rows:
-        takes = [(int(f), int(j)) for j, f in zip(clients[clients != owner].tolist(), flows[arcs].tolist(), strict=True) if f]
+        others = clients[clients != owner].tolist()
+        takes = [(int(f), int(j)) for j, f in zip(others, flows[arcs].tolist(), strict=True) if f]
         needs = [(-(r - len(held.get(t, []))), t) for t in sorted(by_owner[owner]) if len(held.get(t, [])) < r]
         heapq.heapify(needs)
         for count, j in sorted(takes, key=lambda x: (-x[0], x[1])):
-            chosen, skipped = [], []
+            chosen: list[tuple[int, int]] = []
+            skipped: list[tuple[int, int]] = []
             while needs and len(chosen) < count:
                 need, t = heapq.heappop(needs)
                 (skipped if j in held.get(t, []) else chosen).append((need, t))
@@ -222,4 +249,3 @@ def _place_standbys(
             raise SolverFailure("some standby replicas were left unplaced")
     for t, replicas in held.items():
         standby[t, : len(replicas)] = sorted(replicas)
-    del active

@@ -42,8 +42,11 @@ def balance_excess(index: StreamsIndex, target: StreamsTarget) -> dict[str, int]
         outside(np.bincount(target.active[index.task_sub == s], minlength=n), index.subtopology_bounds(s))
         for s in range(len(index.subtopologies))
     )
-    return {"active": outside(active, index.active_bounds()),
-            "stateful": outside(stateful, index.stateful_bounds()), "subtopology": per_sub}
+    return {
+        "active": outside(active, index.active_bounds()),
+        "stateful": outside(stateful, index.stateful_bounds()),
+        "subtopology": per_sub,
+    }
 
 
 def build_streams_solution(

@@ -57,8 +57,12 @@ def test_assign_streams_answers_the_contract(client: TestClient) -> None:
         (b"[1, 2]", "body"),
         (json.dumps({"topics": {"t": -1}, "members": [{"id": "a", "topics": ["t"]}]}).encode(), "topics.t"),
         (json.dumps({"topics": {"t": 1}, "members": [{"id": "a", "topics": ["t"]}] * 2}).encode(), "members[1].id"),
-        (json.dumps({"topics": {"t": 1}, "members": [{"id": "a", "topics": ["t"]}],
-                     "options": {"strategy": "magic"}}).encode(), "options.strategy"),
+        (
+            json.dumps(
+                {"topics": {"t": 1}, "members": [{"id": "a", "topics": ["t"]}], "options": {"strategy": "magic"}}
+            ).encode(),
+            "options.strategy",
+        ),
     ],
 )
 def test_bad_bodies_get_422_naming_the_field(client: TestClient, body: bytes, field: str) -> None:

@@ -40,8 +40,7 @@ def test_no_input_makes_the_server_fail(
 ) -> None:
     operation = operations[name]
 
-    @settings(max_examples=60 if "assign" in name else 10, deadline=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(max_examples=60 if "assign" in name else 10, deadline=None, suppress_health_check=list(HealthCheck))
     @given(st.data())
     def fuzz(data: st.DataObject) -> None:
         case = data.draw(operation.as_strategy(generation_mode=mode))

@@ -30,8 +30,13 @@ def _without_time(response: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("path", sorted(CONTRACT.glob("*.json")), ids=lambda p: p.name)
 def test_service_and_cli_give_identical_answers(service: ServiceProcess, path: Path) -> None:
     kind = "streams" if path.name.startswith("streams") else "consumer"
-    cli = subprocess.run([sys.executable, "-m", "service", "solve", kind, str(path)],
-                         capture_output=True, text=True, check=True, timeout=120)
+    cli = subprocess.run(
+        [sys.executable, "-m", "service", "solve", kind, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     over_http = httpx.post(f"{service.url}/v1/assign/{kind}", content=path.read_bytes()).json()
     assert _without_time(over_http) == _without_time(json.loads(cli.stdout))
 

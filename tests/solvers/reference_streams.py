@@ -34,8 +34,9 @@ def reference_streams(problem: dict[str, Any]) -> dict[str, int] | None:
     prev_active = {t: next(iter(js)) for t, js in owners.items() if len(js) == 1}
     prev_standby = {(task_of(n), j) for j, c in enumerate(clients) for n in c.get("standby", [])}
     # a standby claim on a stateless task is ignored: stateless tasks have no standbys
-    prev_standby = {(t, j) for t, j in prev_standby
-                    if t is not None and subs[t[0]]["stateful"] and prev_active.get(t) != j}
+    prev_standby = {
+        (t, j) for t, j in prev_standby if t is not None and subs[t[0]]["stateful"] and prev_active.get(t) != j
+    }
 
     model = cp_model.CpModel()
     a = {(t, j): model.new_bool_var(f"a{t}{j}") for t in tasks for j in range(len(clients))}

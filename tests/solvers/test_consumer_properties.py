@@ -79,8 +79,11 @@ SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[Heal
 
 
 @SETTINGS
-@given(consumer_problems(), st.sampled_from(["optimal", "sticky", "range", "roundrobin"]),
-       st.sampled_from(["eager", "cooperative"]))
+@given(
+    consumer_problems(),
+    st.sampled_from(["optimal", "sticky", "range", "roundrobin"]),
+    st.sampled_from(["eager", "cooperative"]),
+)
 def test_every_strategy_answers_validly(problem: dict[str, Any], strategy: str, protocol: str) -> None:
     problem["options"] = {"strategy": strategy, "protocol": protocol}
     assert_valid(problem, solve_consumer(problem))
@@ -122,11 +125,12 @@ def test_optimal_is_never_beaten_by_a_baseline(problem: dict[str, Any]) -> None:
 
 
 @SETTINGS
-@given(consumer_problems(), st.randoms(use_true_random=False),
-       st.sampled_from(["optimal", "sticky", "range", "roundrobin"]))
-def test_member_order_does_not_change_the_answer(
-    problem: dict[str, Any], rng: random.Random, strategy: str
-) -> None:
+@given(
+    consumer_problems(),
+    st.randoms(use_true_random=False),
+    st.sampled_from(["optimal", "sticky", "range", "roundrobin"]),
+)
+def test_member_order_does_not_change_the_answer(problem: dict[str, Any], rng: random.Random, strategy: str) -> None:
     problem["options"] = {"strategy": strategy}
     shuffled = {**problem, "members": rng.sample(problem["members"], len(problem["members"]))}
     a, b = solve_consumer(problem), solve_consumer(shuffled)
@@ -139,9 +143,7 @@ def test_member_order_does_not_change_the_answer(
 def test_a_tiny_time_limit_still_returns_a_valid_answer_on_time(seed: int) -> None:
     rng = random.Random(seed)
     topics = {f"t{i}": rng.randint(50, 400) for i in range(20)}
-    members = [
-        {"id": f"m{i}", "topics": rng.sample(sorted(topics), rng.randint(1, 20))} for i in range(60)
-    ]
+    members = [{"id": f"m{i}", "topics": rng.sample(sorted(topics), rng.randint(1, 20))} for i in range(60)]
     problem = {"topics": topics, "members": members, "options": {"time_limit_ms": 1}}
     started = time.monotonic()
     solution = solve_consumer(problem)

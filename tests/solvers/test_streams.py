@@ -38,7 +38,10 @@ def test_examples_reach_the_expected_figures(name: str) -> None:
 def test_greedy_reproduces_seed_001_round_robin() -> None:
     solution = solve_streams(load_example("streams-kafka10121-greedy.json"))
     assert {c: a.active for c, a in solution.target.items()} == {
-        "m1": ["0_0", "0_3"], "m2": ["0_1", "0_4"], "m3": ["0_2", "0_5"]}
+        "m1": ["0_0", "0_3"],
+        "m2": ["0_1", "0_4"],
+        "m3": ["0_2", "0_5"],
+    }
 
 
 def test_m3_warms_up_while_previous_owners_keep_running() -> None:
@@ -62,8 +65,10 @@ TASKS = [f"{s}_{p}" for s in "012" for p in range(5)] + ["9_0"]
 
 @st.composite
 def streams_problems(draw: st.DrawFn) -> dict[str, Any]:
-    subs = [{"id": str(i), "partitions": draw(st.integers(0, 4)), "stateful": draw(st.booleans())}
-            for i in range(draw(st.integers(1, 3)))]
+    subs = [
+        {"id": str(i), "partitions": draw(st.integers(0, 4)), "stateful": draw(st.booleans())}
+        for i in range(draw(st.integers(1, 3)))
+    ]
     clients = []
     for j in range(draw(st.integers(1, 4))):
         client: dict[str, Any] = {
@@ -80,8 +85,11 @@ def streams_problems(draw: st.DrawFn) -> dict[str, Any]:
     return {
         "subtopologies": subs,
         "clients": clients,
-        "config": {"num_standby_replicas": draw(st.integers(0, 2)),
-                   "max_warmup_replicas": draw(st.integers(0, 3)), "acceptable_recovery_lag": 100},
+        "config": {
+            "num_standby_replicas": draw(st.integers(0, 2)),
+            "max_warmup_replicas": draw(st.integers(0, 3)),
+            "acceptable_recovery_lag": 100,
+        },
     }
 
 
@@ -144,7 +152,11 @@ BAD = [
     (_bad("config.num_standby_replicas", -1), "config.num_standby_replicas", "greater than or equal to 0"),
     (_bad("config.acceptable_recovery_lag", -5), "config.acceptable_recovery_lag", "greater than or equal to 0"),
     (_bad("clients", [{"id": "a"}, {"id": "a"}]), "clients[1].id", "duplicate"),
-    (_bad("subtopologies", [{"id": "0", "partitions": 1}, {"id": "0", "partitions": 2}]), "subtopologies[1].id", "duplicate"),
+    (
+        _bad("subtopologies", [{"id": "0", "partitions": 1}, {"id": "0", "partitions": 2}]),
+        "subtopologies[1].id",
+        "duplicate",
+    ),
     (_bad("subtopologies.0.partitions", -1), "subtopologies[0].partitions", "greater than or equal to 0"),
     (_bad("options", {"strategy": "magic"}), "options.strategy", "optimal"),
 ]
