@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from models import ConsumerProblem, ConsumerSolution, validate_consumer_solution
+from service.process import ServiceProcess, running_service
 
 CONTRACT = Path(__file__).resolve().parents[1] / "service" / "examples"
 EXPECTED_FILE = Path(__file__).resolve().parent / "expected.json"
@@ -36,3 +38,10 @@ def loads_of(solution: ConsumerSolution) -> list[int]:
 @pytest.fixture
 def example():
     return load_example
+
+
+@pytest.fixture(scope="session")
+def service() -> Iterator[ServiceProcess]:
+    """A real `stickyd serve` on a free loopback port, stopped after the session."""
+    with running_service({"STICKYD_WORKERS": "2", "STICKYD_MAX_PARTITIONS": "200000"}) as running:
+        yield running
