@@ -6,10 +6,12 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import IO
 
 import httpx
 
@@ -32,32 +34,30 @@ def running_service(env: dict[str, str] | None = None, startup_s: float = 60.0) 
     """A `stickyd serve` child on a free loopback port, answering /v1/health ready."""
     port = free_port()
     child_env = {**os.environ, "STICKYD_HOST": "127.0.0.1", "STICKYD_PORT": str(port), **(env or {})}
-    child = subprocess.Popen(
-        [sys.executable, "-m", "service", "serve"],
-        env=child_env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
     url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_ready(url, child, startup_s)
-        yield ServiceProcess(url=url, pid=child.pid)
-    finally:
-        child.terminate()
+    # the log goes to a file: a pipe that nobody reads would fill up and stall the server
+    with tempfile.TemporaryFile(mode="w+") as log:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "service", "serve"], env=child_env, stdout=log, stderr=subprocess.STDOUT
+        )
         try:
-            child.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
+            _wait_ready(url, child, startup_s, log)
+            yield ServiceProcess(url=url, pid=child.pid)
+        finally:
+            child.terminate()
+            try:
+                child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
 
 
-def _wait_ready(url: str, child: subprocess.Popen[str], startup_s: float) -> None:
+def _wait_ready(url: str, child: subprocess.Popen[bytes], startup_s: float, log: IO[str]) -> None:
     deadline = time.monotonic() + startup_s
     while time.monotonic() < deadline:
         if child.poll() is not None:
-            err = child.stderr.read() if child.stderr else ""
-            raise RuntimeError(f"stickyd serve exited with {child.returncode}: {err[-2000:]}")
+            log.seek(0)
+            raise RuntimeError(f"stickyd serve exited with {child.returncode}: {log.read()[-2000:]}")
         try:
             if httpx.get(f"{url}/v1/health", timeout=1).json().get("ready"):
                 return

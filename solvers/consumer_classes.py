@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models.consumer_index import ConsumerIndex
+from models.consumer_index import ConsumerIndex, UnitGroup
 
 
 @dataclass(frozen=True)
@@ -65,8 +65,21 @@ def build_classes(index: ConsumerIndex) -> UnitClasses:
     kept_class, kept_member, kept_count = [], [], []
     offsets = np.concatenate([[0], np.cumsum([g.units for g in index.groups])]).astype(np.int64)
     n_classes = 0
+    plain = [g for g, group in enumerate(index.groups) if _is_plain(group)]
+    if plain:
+        # one vectorised pass over every plain topic (no join, no racks): the common case
+        pools += [Pool(g, index.groups[g].eligible, {}) for g in plain]
+        parts = _plain_classes(index, plain, offsets)
+        class_pool.append(parts[0])
+        class_size.append(parts[1])
+        class_claimed.append(parts[2])
+        units.append(parts[3])
+        kept_class.append(parts[4])
+        kept_member.append(parts[5])
+        kept_count.append(np.ones(len(parts[4]), dtype=np.int64))
+        n_classes = len(parts[0])
     for g, group in enumerate(index.groups):
-        if group.units == 0 or not group.eligible:
+        if group.units == 0 or not group.eligible or _is_plain(group):
             continue
         rack_ids, rack_sigs = _rack_signatures(group.racks, group.units)
         claim_ids, sig_claimed, rows = _claim_signatures(group.claims, group.eligible, index.member_count)
@@ -106,6 +119,35 @@ def build_classes(index: ConsumerIndex) -> UnitClasses:
         kept_class=joined(kept_class),
         kept_member=joined(kept_member),
         kept_count=joined(kept_count),
+    )
+
+
+def _is_plain(group: UnitGroup) -> bool:
+    return len(group.topics) == 1 and group.racks is None and group.units > 0 and bool(group.eligible)
+
+
+def _plain_classes(index: ConsumerIndex, plain: list[int], offsets: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Classes of plain topics: (pool, size, claimed, units, kept class, kept member)."""
+    n = index.member_count
+    groups = [index.groups[g] for g in plain]
+    sizes = np.array([g.units for g in groups], dtype=np.int64)
+    pool = np.repeat(np.arange(len(plain), dtype=np.int64), sizes)
+    claimant = np.concatenate([g.claims[0] for g in groups])
+    unit = np.concatenate([np.arange(g.units, dtype=np.int64) + offsets[i] for i, g in zip(plain, groups, strict=True)])
+    uniq, inverse = np.unique(pool * (n + 1) + (claimant + 1), return_inverse=True)
+    class_pool, class_claimant = np.divmod(uniq, n + 1)
+    class_claimant -= 1
+    eligible = np.zeros((len(plain), n + 1), dtype=bool)
+    for k, group in enumerate(groups):
+        eligible[k, list(group.eligible)] = True
+    kept = np.flatnonzero((class_claimant >= 0) & eligible[class_pool, class_claimant])
+    return (
+        class_pool,
+        np.bincount(inverse, minlength=len(uniq)),
+        (class_claimant >= 0).astype(np.int64),
+        unit[np.argsort(inverse, kind="stable")],
+        kept,
+        class_claimant[kept],
     )
 
 

@@ -14,7 +14,7 @@ from models.streams_validation import target_violations
 from solvers.errors import SolverFailure, SolveTimeout
 from solvers.streams_baselines import solve_greedy, solve_sticky
 from solvers.streams_flow import StreamsTarget, solve_streams_flows
-from solvers.streams_result import StreamsOutcome, build_streams_solution, standby_moves
+from solvers.streams_result import StreamsOutcome, balance_excess, build_streams_solution, standby_moves
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,8 @@ def _optimal_or_fallback(index: StreamsIndex, deadline: float) -> tuple[StreamsT
         why = f"fell back to the sticky heuristic: optimal solver failed ({type(error).__name__})"
     else:
         # proven: active moves are exact by flow; the standby level when no standby had to move
-        proven = target.excess == 0 and standby_moves(index, target) == 0
+        balanced = not any(balance_excess(index, target).values())
+        proven = balanced and standby_moves(index, target) == 0
         warnings = (
             ()
             if proven

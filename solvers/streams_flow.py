@@ -115,9 +115,16 @@ def _solve_actives(index: StreamsIndex) -> tuple[np.ndarray, int]:
         net.add_arcs(sub_client0 + s * n + clients, into, hi, 0, lower=lo)
     lo_sf, hi_sf = index.stateful_bounds()
     clients = np.arange(n)
-    # stateful balance (actives' part): a client's stateful actives stay within its share
-    net.add_arcs(stateful0 + clients, client0 + clients, hi_sf, 0)
-    overflow_arcs = net.add_arcs(stateful0 + clients, client0 + clients, n_tasks, overflow)
+    # stateful balance, softly: a client's stateful actives stay within its stateful share (its
+    # standbys fill the rest; with no standbys, falling short of the share costs as much as
+    # going over it: the total stateful actives are fixed, so these slopes are exact)
+    if index.replicas == 0:
+        net.add_arcs(stateful0 + clients, client0 + clients, lo_sf, 0)
+        net.add_arcs(stateful0 + clients, client0 + clients, hi_sf - lo_sf, overflow)
+        overflow_arcs = net.add_arcs(stateful0 + clients, client0 + clients, n_tasks, 2 * overflow)
+    else:
+        net.add_arcs(stateful0 + clients, client0 + clients, hi_sf, 0)
+        overflow_arcs = net.add_arcs(stateful0 + clients, client0 + clients, n_tasks, overflow)
     lo, hi = index.active_bounds()
     # active task balance: each client runs its capacity-weighted share of all tasks
     net.add_arcs(client0 + clients, sink, hi, 0, lower=lo)
@@ -168,7 +175,8 @@ def _solve_standbys(index: StreamsIndex, active: np.ndarray) -> tuple[np.ndarray
     client0 = net.add_nodes(n)
     sink = net.add_nodes(1)
     pool_of = {owner: i for i, owner in enumerate(owners)}
-    pool_tasks = np.zeros(len(owners), dtype=np.int64)
+    # how many of an owner's tasks could take a new replica on each client (not one it keeps)
+    pool_room = np.zeros((len(owners), n), dtype=np.int64)
     keep_rows: list[tuple[int, int, slice]] = []
     for c, ((owner, previous), members) in enumerate(classes):
         net.supply(class0 + c, r * len(members))
@@ -177,13 +185,14 @@ def _solve_standbys(index: StreamsIndex, active: np.ndarray) -> tuple[np.ndarray
             keep_rows.append((c, j, net.add_arcs(class0 + c, client0 + j, len(members), 0)))
         # every other replica is placed anew (a standby move)
         net.add_arcs(class0 + c, pool0 + pool_of[owner], r * len(members), 1)
-        pool_tasks[pool_of[owner]] += len(members)
+        pool_room[pool_of[owner]] += len(members)
+        pool_room[pool_of[owner], sorted(previous)] -= len(members)
     pool_rows: list[tuple[int, slice]] = []
     clients = np.arange(n)
     for i, owner in enumerate(owners):
         others = clients[clients != owner]
         # never a standby beside its active, nor two replicas of a task on one client
-        pool_rows.append((owner, net.add_arcs(pool0 + i, client0 + others, pool_tasks[i], 0)))
+        pool_rows.append((owner, net.add_arcs(pool0 + i, client0 + others, pool_room[i, others], 0)))
     active_sf = np.bincount(active[tasks], minlength=n)
     lo_sf, hi_sf = index.stateful_bounds()
     lo = np.maximum(lo_sf - active_sf, 0)

@@ -25,9 +25,19 @@ def tansu_broker(startup_s: float = 20.0) -> Iterator[str]:
     url = f"tcp://127.0.0.1:{port}"
     TANSU.chmod(TANSU.stat().st_mode | 0o111)
     child = subprocess.Popen(
-        [str(TANSU), "broker", "--listener-url", url, "--advertised-listener-url", url,
-         "--storage-engine", "memory://tansu/"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "RUST_LOG": "warn"},
+        [
+            str(TANSU),
+            "broker",
+            "--listener-url",
+            url,
+            "--advertised-listener-url",
+            url,
+            "--storage-engine",
+            "memory://tansu/",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "RUST_LOG": "warn"},
     )
     try:
         deadline = time.monotonic() + startup_s

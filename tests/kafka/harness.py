@@ -24,8 +24,12 @@ class Member(ConsumerRebalanceListener):
         self._lock = threading.Lock()
         self._owned: frozenset[int] = frozenset()
         self.consumer = KafkaConsumer(
-            bootstrap_servers=bootstrap, group_id=group, client_id=name,
-            partition_assignment_strategy=[assignor], auto_offset_reset="earliest", **SESSION,
+            bootstrap_servers=bootstrap,
+            group_id=group,
+            client_id=name,
+            partition_assignment_strategy=[assignor],
+            auto_offset_reset="earliest",
+            **SESSION,
         )
         self.consumer.subscribe([topic], listener=self)
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)

@@ -66,8 +66,7 @@ def test_leave_kill_and_join_move_only_what_they_must(broker: str, topic: str, s
 
         # two join (four members): exactly the minimal number of partitions moves
         before = {m.name: m.owned() for m in members}
-        members += [Member(broker, topic, f"group-{topic}", f"m{i}", StickydAssignor(url=service.url))
-                    for i in (3, 4)]
+        members += [Member(broker, topic, f"group-{topic}", f"m{i}", StickydAssignor(url=service.url)) for i in (3, 4)]
         wait_until(lambda: balanced(members, PARTITIONS) and all(m.owned() for m in members), what="join")
         moved = sum(len(before[m.name] - m.owned()) for m in members if m.name in before)
         loads = sorted(len(m.owned()) for m in members)
@@ -77,23 +76,29 @@ def test_leave_kill_and_join_move_only_what_they_must(broker: str, topic: str, s
         produce(broker, topic, [f"after-join-{i}" for i in range(120)])
 
         keys = {f"{p}-{i}" for p in ("before", "after-leave", "after-join") for i in range(120)}
-        wait_until(lambda: keys <= set().union(*(m.consumed for m in members + [leaving])),
-                   what="every record consumed")
+        wait_until(
+            lambda: keys <= set().union(*(m.consumed for m in members + [leaving])), what="every record consumed"
+        )
         duplicates = sum(sum(m.consumed.values()) for m in members + [leaving]) - len(keys)
         assert duplicates >= 0  # at-least-once: duplicates are allowed (and reported by the sum)
     finally:
         _close(members)
 
 
-def test_a_killed_member_is_replaced_after_the_session_timeout(broker: str, topic: str, service: ServiceProcess) -> None:
+def test_a_killed_member_is_replaced_after_the_session_timeout(
+    broker: str, topic: str, service: ServiceProcess
+) -> None:
     members = _group(broker, topic, service.url, 2)
     doomed = subprocess.Popen(
         [sys.executable, "-m", "tests.kafka.member_process", broker, topic, f"group-{topic}", service.url],
-        stdout=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
-        wait_until(lambda: sum(len(m.owned()) for m in members) == 8 and all(len(m.owned()) == 4 for m in members),
-                   what="4/4/4 with the doomed member")
+        wait_until(
+            lambda: sum(len(m.owned()) for m in members) == 8 and all(len(m.owned()) == 4 for m in members),
+            what="4/4/4 with the doomed member",
+        )
         before = {m.name: m.owned() for m in members}
         doomed.send_signal(signal.SIGKILL)
         doomed.wait()
@@ -126,8 +131,10 @@ def test_cooperative_never_owns_a_partition_twice(broker: str, topic: str, servi
     try:
         wait_until(lambda: balanced(members, PARTITIONS), what="6/6 cooperative")
         members.append(Member(broker, topic, f"group-{topic}", "m2", CooperativeStickydAssignor(url=service.url)))
-        wait_until(lambda: balanced(members, PARTITIONS) and all(m.owned() for m in members),
-                   what="4/4/4 after the follow-up round")
+        wait_until(
+            lambda: balanced(members, PARTITIONS) and all(m.owned() for m in members),
+            what="4/4/4 after the follow-up round",
+        )
         newcomer_events = list(members[2].events)
     finally:
         stop.set()
@@ -149,8 +156,10 @@ def test_rebalance_completes_when_the_service_is_gone(broker: str, topic: str) -
     # the service is stopped now; a third member joins
     try:
         members.append(Member(broker, topic, f"group-{topic}", "m2", StickydAssignor(url=own.url)))
-        wait_until(lambda: balanced(members, PARTITIONS) and all(m.owned() for m in members),
-                   what="4/4/4 through the in-process fallback")
+        wait_until(
+            lambda: balanced(members, PARTITIONS) and all(m.owned() for m in members),
+            what="4/4/4 through the in-process fallback",
+        )
         assert sum(m.assignor.fallbacks for m in members) >= 1
     finally:
         _close(members)
