@@ -36,6 +36,8 @@ class _TopicState:
     current: int | None = None
     stint_bytes: int = 0
     cycle: list[int] = field(default_factory=list)
+    total: dict[int, int] = field(default_factory=dict)
+    """bytes sent to each partition: a partition ahead by a full batch sits a cycle out."""
 
 
 class UniformStickyPartitioner(Partitioner):
@@ -66,8 +68,13 @@ class UniformStickyPartitioner(Partitioner):
 
     # -- kafka-python's Partitioner interface ------------------------------------------------
     def partition(
-        self, topic: str, key: Any, serialized_key: bytes | None, value: Any,
-        serialized_value: bytes | None, cluster: Any,
+        self,
+        topic: str,
+        key: Any,
+        serialized_key: bytes | None,
+        value: Any,
+        serialized_value: bytes | None,
+        cluster: Any,
     ) -> int:
         if topic not in cluster.topics():
             raise ValueError(f"Topic {topic} not found in ClusterMetadata")
@@ -81,6 +88,15 @@ class UniformStickyPartitioner(Partitioner):
         self._last.choice = (topic, chosen, size)
         return chosen
 
+    def on_new_batch(self, topic: str, cluster: Any, prev_partition: int) -> None:
+        """kafka-python's KIP-480 hook: the producer is about to open a new batch. A stint that
+        already filled half a batch ends here, so batches stay whole; the byte ledger keeps the
+        partitions within a stint of each other all the same."""
+        with self._lock:
+            state = self._topics.get(topic)
+            if state is not None and state.current == prev_partition and state.stint_bytes >= self.batch_size // 2:
+                state.stint_bytes = self.batch_size
+
     # -- the sticky, strictly uniform rule -----------------------------------------------------
     def _sticky(self, topic: str, all_partitions: list[int], available: set[int], size: int) -> int:
         with self._lock:
@@ -90,6 +106,7 @@ class UniformStickyPartitioner(Partitioner):
                 state.current = self._next(topic, state, all_partitions, available)
                 state.stint_bytes = 0
             state.stint_bytes += size
+            state.total[state.current] = state.total.get(state.current, 0) + size
             return state.current
 
     def _next(self, topic: str, state: _TopicState, all_partitions: list[int], available: set[int]) -> int:
@@ -99,9 +116,14 @@ class UniformStickyPartitioner(Partitioner):
             usable = [p for p in usable if self._backlog.get((topic, p), 0) - least <= self.adaptive_slack]
         state.cycle = [p for p in state.cycle if p in usable]
         if not state.cycle:
-            # a new cycle: every usable partition once, in a fresh random order
-            state.cycle = usable[:]
+            # a new cycle: every usable partition once (but one a full batch ahead, after stints
+            # cut short at batch boundaries), in a fresh random order
+            least = min(state.total.get(p, 0) for p in usable)
+            state.cycle = [p for p in usable if state.total.get(p, 0) - least < self.batch_size]
             self._random.shuffle(state.cycle)
+            if self.adaptive:
+                # the partitions that drain slowest take their stint last
+                state.cycle.sort(key=lambda p: self._backlog.get((topic, p), 0))
             if len(state.cycle) > 1 and state.cycle[0] == state.current:
                 state.cycle.append(state.cycle.pop(0))
         return state.cycle.pop(0)
@@ -140,9 +162,9 @@ class UniformStickyPartitioner(Partitioner):
 class BacklogTracker:
     """`KafkaProducer.send` that tells the partitioner how many bytes each partition still owes.
 
-        partitioner = UniformStickyPartitioner(adaptive=True, availability_timeout_ms=5000)
-        producer = BacklogTracker(KafkaProducer(partitioner=partitioner, ...), partitioner)
-        producer.send("events", value=b"...")     # same signature, same future
+    partitioner = UniformStickyPartitioner(adaptive=True, availability_timeout_ms=5000)
+    producer = BacklogTracker(KafkaProducer(partitioner=partitioner, ...), partitioner)
+    producer.send("events", value=b"...")     # same signature, same future
     """
 
     def __init__(self, producer: Any, partitioner: UniformStickyPartitioner) -> None:
