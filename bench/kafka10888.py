@@ -111,9 +111,9 @@ def main() -> None:
         "Producer partitioner: KAFKA-10888 simulation",
         "\n".join(
             [
-                f"Deterministic discrete-event model: {PARTITIONS} partitions, 100,000 records of {RECORD} bytes, one per",
-                f"tick, batch.size {BATCH}, linger 0; partition {SLOW}'s broker drains a batch in {SLOW_DRAIN} ticks, the",
-                f"others in {FAST_DRAIN}.",
+                f"Deterministic discrete-event model: {PARTITIONS} partitions, 100,000 records of {RECORD}",
+                f"bytes, one per tick, batch.size {BATCH}, linger 0; partition {SLOW}'s broker drains a batch",
+                f"in {SLOW_DRAIN} ticks, the others in {FAST_DRAIN}.",
                 "",
                 header,
                 *rows,
