@@ -11,7 +11,12 @@ from typing import Any
 
 from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer
 
-SESSION = {"session_timeout_ms": 2000, "heartbeat_interval_ms": 300, "max_poll_interval_ms": 10_000}
+SESSION = {
+    "session_timeout_ms": 2000,
+    "heartbeat_interval_ms": 300,
+    "max_poll_interval_ms": 10_000,
+    "metadata_max_age_ms": 1000,
+}
 
 
 class Member(ConsumerRebalanceListener):

@@ -1,0 +1,131 @@
+"""Consumer-group churn on a real broker (tansu): one scripted sequence (join, join, leave,
+kill, join, add partitions) on one topic, for StickydAssignor and kafka-python's Range, Sticky
+and CooperativeSticky assignors, reporting partitions moved per rebalance and how long each
+rebalance took to settle.
+
+    python -m bench.churn
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+from kafka import KafkaAdminClient
+from kafka.admin import NewTopic
+from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
+from kafka.coordinator.assignors.range import RangePartitionAssignor
+from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
+
+from bench.results import machine_line, write_section
+from client.assignor import StickydAssignor
+from service.process import running_service
+from tests.kafka.broker import tansu_broker
+from tests.kafka.harness import Member
+
+START = 12
+STEPS = ["join", "join", "leave", "kill", "join"]
+"""The issue's sequence ends with "add partitions": tansu answers CreatePartitions with
+"not supported", so that step cannot run against this broker (README, Benchmarks)."""
+
+
+def _factory(name: str, url: str) -> Any:
+    return {
+        "stickyd": lambda: StickydAssignor(url=url),
+        "range": RangePartitionAssignor,
+        "sticky": StickyPartitionAssignor,
+        "cooperative-sticky": CooperativeStickyAssignor,
+    }[name]
+
+
+def churn(bootstrap: str, url: str, name: str, topic: str) -> list[tuple[str, int, float]]:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    admin.create_topics([NewTopic(topic, START, 1)])
+    make = _factory(name, url)
+    group = f"churn-{topic}"
+    members = [Member(bootstrap, topic, group, "m0", make())]
+    doomed = subprocess.Popen(
+        [sys.executable, "-m", "tests.kafka.member_process", bootstrap, topic, group, url, name],
+        stdout=subprocess.DEVNULL,
+    )
+    _settle(members, time.monotonic())
+    results = []
+    try:
+        for i, step in enumerate(STEPS):
+            before = {m.name: m.owned() for m in members}
+            started = time.monotonic()
+            if step == "join":
+                members.append(Member(bootstrap, topic, group, f"m{i + 1}", make()))
+            elif step == "leave":
+                members.pop(1).leave()
+            else:
+                doomed.send_signal(signal.SIGKILL)
+                doomed.wait()
+            # once the process member is dead, the members here must own every partition
+            settled = _settle(members, started, cover=START if doomed.poll() is not None else 0)
+            moved = sum(len(before[m.name] - m.owned()) for m in members if m.name in before)
+            results.append((step, moved, settled))
+    finally:
+        if doomed.poll() is None:
+            doomed.kill()
+            doomed.wait()
+        for m in members:
+            m.leave()
+        admin.close()
+    return results
+
+
+def _settle(
+    members: list[Member], started: float, cover: int = 0, quiet_s: float = 2.0, limit_s: float = 60.0
+) -> float:
+    """Seconds from `started` until ownership last changed, once it has been quiet for quiet_s,
+    every member owns something, no partition is owned twice and (cover) all are owned."""
+    last: list[frozenset[int]] | None = None
+    changed = started
+    while time.monotonic() - started < limit_s:
+        owned = [m.owned() for m in members]
+        if owned != last:
+            last, changed = owned, time.monotonic()
+        steady = time.monotonic() - changed >= quiet_s
+        union = frozenset().union(*owned)
+        if steady and all(owned) and sum(map(len, owned)) == len(union) and len(union) >= cover:
+            return changed - started
+        time.sleep(0.05)
+    raise AssertionError("the group did not settle")
+
+
+def main() -> None:
+    rows = []
+    header = "| assignor | " + " | ".join(STEPS) + " | total moved |\n|---|" + "---:|" * (len(STEPS) + 1)
+    print(header, flush=True)
+    with tansu_broker() as bootstrap, running_service({"STICKYD_WORKERS": "1"}) as service:
+        for i, name in enumerate(["stickyd", "range", "sticky", "cooperative-sticky"]):
+            steps = churn(bootstrap, service.url, name, f"churn-{i}")
+            cells = " | ".join(f"{moved} moved, {secs:.1f} s" for _, moved, secs in steps)
+            line = f"| {name} | {cells} | {sum(m for _, m, _ in steps)} |"
+            print(line, flush=True)
+            rows.append(line)
+    write_section(
+        "Consumer-group churn on a real broker",
+        "\n".join(
+            [
+                machine_line(),
+                "",
+                "tansu on 127.0.0.1, one topic of 12 partitions, kafka-python 3.x",
+                "consumers with session_timeout_ms=2000. Start: two members (one of them in a process that",
+                "`kill` SIGKILLs).",
+                "`moved`: partitions taken from a member that is still in the group; seconds: from the event until",
+                "ownership last changed (quiet for 2 s after; the kill includes the session timeout).",
+                "",
+                header,
+                *rows,
+            ]
+        ),
+    )
+
+
+if __name__ == "__main__":
+    main()
