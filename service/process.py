@@ -44,12 +44,17 @@ def running_service(env: dict[str, str] | None = None, startup_s: float = 60.0) 
             _wait_ready(url, child, startup_s, log)
             yield ServiceProcess(url=url, pid=child.pid)
         finally:
-            child.terminate()
-            try:
-                child.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                child.kill()
-                child.wait()
+            stop(child)
+
+
+def stop(child: subprocess.Popen[bytes], grace_s: float = 10.0) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within grace_s."""
+    child.terminate()
+    try:
+        child.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
 
 
 def _wait_ready(url: str, child: subprocess.Popen[bytes], startup_s: float, log: IO[str]) -> None:

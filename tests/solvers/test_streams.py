@@ -174,3 +174,19 @@ def test_stale_claims_are_warnings_not_errors() -> None:
     problem = _bad("clients.0.active", ["0_0", "7_3", "0_9"])
     solution = solve_streams(problem)
     assert any("no longer exist" in w for w in solution.stats.warnings)
+
+
+@pytest.mark.parametrize("strategy", ["optimal", "sticky"])
+def test_standbys_go_to_another_rack_than_their_active(strategy: str) -> None:
+    """KIP-925: with two racks and one standby, no standby shares its active's rack."""
+    racks = {f"c{i}": "ab"[i % 2] for i in range(4)}
+    problem = {
+        "subtopologies": [{"id": "0", "partitions": 8}],
+        "clients": [{"id": c, "rack": r} for c, r in racks.items()],
+        "config": {"num_standby_replicas": 1},
+        "options": {"strategy": strategy},
+    }
+    solution = solve_streams(problem)
+    assert_valid_streams(problem, solution)
+    owner = {t: c for c, a in solution.target.items() for t in a.active}
+    assert all(racks[c] != racks[owner[t]] for c, a in solution.target.items() for t in a.standby)
