@@ -4,6 +4,7 @@ also the time-limit fallback (`sticky`)."""
 from __future__ import annotations
 
 import numpy as np
+from sortedcontainers import SortedList
 
 from models.streams_index import StreamsIndex
 from solvers.streams_flow import StreamsTarget
@@ -39,9 +40,9 @@ def solve_greedy(index: StreamsIndex) -> StreamsTarget:
 def solve_sticky(index: StreamsIndex) -> StreamsTarget:
     """Previous active owner first, then a caught-up client, then the least loaded one, within
     each client's active share (so active balance always holds); standbys stay where they were
-    when the client has room for them, the rest go to the clients with the fewest stateful
-    tasks. Per-subtopology and stateful balance are preferred, not guaranteed."""
-    n, r = index.client_count, index.replicas
+    while the client is within its stateful share, the rest go to the clients with the fewest
+    stateful tasks. Per-subtopology and stateful balance are preferred, not guaranteed."""
+    n = index.client_count
     lo, hi = index.active_bounds()
     load = np.zeros(n, dtype=np.int64)
     active = np.full(index.task_count, -1, dtype=np.int64)
@@ -66,7 +67,14 @@ def solve_sticky(index: StreamsIndex) -> StreamsTarget:
     def room(t: int, j: int) -> bool:
         return bool(load[j] < quota[j] and sub_count[index.task_sub[t], j] < sub_hi[index.task_sub[t], j])
 
-    for t in range(index.task_count):
+    # owners keep their tasks in an order rotated per owner, so the tasks a full owner sheds
+    # come from different subtopologies (the newcomer then gets a spread, not one subtopology)
+    n_subs = max(1, len(index.subtopologies))
+    rotated = sorted(
+        range(index.task_count),
+        key=lambda t: ((int(index.task_sub[t]) + int(index.prev_active[t])) % n_subs, int(index.task_partition[t])),
+    )
+    for t in rotated:
         owner = int(index.prev_active[t])
         if owner >= 0 and room(t, owner):
             give(t, owner)
@@ -76,26 +84,45 @@ def solve_sticky(index: StreamsIndex) -> StreamsTarget:
             if room(t, j):
                 give(t, j)
                 break
+    by_load = SortedList((load[j] / index.capacity[j], j) for j in range(n))
     for t in np.flatnonzero(active < 0).tolist():
-        order = np.lexsort((np.arange(n), load / index.capacity)).tolist()
-        fits = [j for j in order if room(t, j)] or [j for j in order if load[j] < quota[j]] or order
-        give(t, fits[0])
+        pick = next((j for _, j in by_load if room(t, j)), None)
+        if pick is None:
+            pick = next((j for _, j in by_load if load[j] < quota[j]), by_load[0][1])
+        by_load.remove((load[pick] / index.capacity[pick], pick))
+        give(t, pick)
+        by_load.add((load[pick] / index.capacity[pick], pick))
+    return StreamsTarget(active=active, standby=_sticky_standbys(index, active))
+
+
+def _sticky_standbys(index: StreamsIndex, active: np.ndarray) -> np.ndarray:
+    """Previous standby clients keep their replica while within their stateful share; the rest
+    go to the clients with the fewest stateful tasks per thread, another rack than the active's
+    first (KIP-925)."""
+    n, r = index.client_count, index.replicas
     standby = np.full((index.task_count, r), -1, dtype=np.int64)
+    _, hi_sf = index.stateful_bounds()
     racks = [rack or "" for rack in index.racks]
+    load = np.bincount(active[index.stateful], minlength=n)
+    by_load = SortedList((load[j] / index.capacity[j], j) for j in range(n))
 
-    def same_rack(owner: int) -> np.ndarray:
-        return np.array([bool(racks[owner]) and racks[j] == racks[owner] for j in range(n)])
+    def add(j: int) -> None:
+        by_load.remove((load[j] / index.capacity[j], j))
+        load[j] += 1
+        by_load.add((load[j] / index.capacity[j], j))
 
-    stateful_load = np.bincount(active[index.stateful], minlength=n).astype(np.float64)
     for t in np.flatnonzero(index.stateful).tolist():
-        kept = [j for j in sorted(index.prev_standby[t]) if j != active[t]][:r]
-        fresh = [
-            j
-            # least loaded first, another rack than the active's before the same one (KIP-925)
-            for j in np.lexsort((np.arange(n), stateful_load / index.capacity, same_rack(int(active[t])))).tolist()
-            if j != active[t] and j not in kept
-        ]
-        chosen = (kept + fresh)[:r]
+        owner = int(active[t])
+        chosen = [j for j in sorted(index.prev_standby[t]) if j != owner and load[j] < hi_sf[j]][:r]
+        for j in chosen:
+            add(j)
+        while len(chosen) < r:
+            free = [j for _, j in by_load.islice(0, len(chosen) + 2 + r) if j != owner and j not in chosen]
+            if len(free) < r - len(chosen):
+                free = [j for _, j in by_load if j != owner and j not in chosen]
+            other_rack = [j for j in free if not racks[owner] or racks[j] != racks[owner]]
+            pick = (other_rack or free)[0]
+            chosen.append(pick)
+            add(pick)
         standby[t] = sorted(chosen)
-        stateful_load[chosen] += 1
-    return StreamsTarget(active=active, standby=standby)
+    return standby
