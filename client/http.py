@@ -18,6 +18,7 @@ from tenacity import (
 )
 
 from models import ConsumerProblem, ConsumerSolution
+from models.streams import StreamsProblem, StreamsSolution
 
 RETRYABLE = (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError)
 
@@ -32,8 +33,8 @@ class StickydError(Exception):
         self.field = field
 
 
-def _payload(problem: ConsumerProblem | dict[str, Any]) -> dict[str, Any]:
-    if isinstance(problem, ConsumerProblem):
+def _payload(problem: ConsumerProblem | StreamsProblem | dict[str, Any]) -> dict[str, Any]:
+    if isinstance(problem, ConsumerProblem | StreamsProblem):
         return problem.model_dump(mode="json", exclude_none=True)
     return problem
 
@@ -69,11 +70,8 @@ class StickydClient:
     def assign_consumer(self, problem: ConsumerProblem | dict[str, Any]) -> ConsumerSolution:
         return ConsumerSolution.model_validate(self._post("/v1/assign/consumer", _payload(problem)))
 
-    def assign_streams(self, problem: Any) -> Any:
-        from models.streams import StreamsProblem, StreamsSolution
-
-        body = problem.model_dump(mode="json", exclude_none=True) if isinstance(problem, StreamsProblem) else problem
-        return StreamsSolution.model_validate(self._post("/v1/assign/streams", body))
+    def assign_streams(self, problem: StreamsProblem | dict[str, Any]) -> StreamsSolution:
+        return StreamsSolution.model_validate(self._post("/v1/assign/streams", _payload(problem)))
 
     def health(self) -> dict[str, Any]:
         return _check(self._http.get("/v1/health"))
@@ -104,11 +102,8 @@ class AsyncStickydClient:
     async def assign_consumer(self, problem: ConsumerProblem | dict[str, Any]) -> ConsumerSolution:
         return ConsumerSolution.model_validate(await self._post("/v1/assign/consumer", _payload(problem)))
 
-    async def assign_streams(self, problem: Any) -> Any:
-        from models.streams import StreamsProblem, StreamsSolution
-
-        body = problem.model_dump(mode="json", exclude_none=True) if isinstance(problem, StreamsProblem) else problem
-        return StreamsSolution.model_validate(await self._post("/v1/assign/streams", body))
+    async def assign_streams(self, problem: StreamsProblem | dict[str, Any]) -> StreamsSolution:
+        return StreamsSolution.model_validate(await self._post("/v1/assign/streams", _payload(problem)))
 
     async def health(self) -> dict[str, Any]:
         return _check(await self._http.get("/v1/health"))

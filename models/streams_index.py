@@ -49,17 +49,6 @@ class StreamsIndex:
     def task_name(self, t: int) -> str:
         return f"{self.subtopologies[int(self.task_sub[t])]}_{int(self.task_partition[t])}"
 
-    def task_id(self, name: str) -> int | None:
-        return self._ids.get(name)
-
-    @property
-    def _ids(self) -> dict[str, int]:
-        cached: dict[str, int] | None = getattr(self, "_id_cache", None)
-        if cached is None:
-            cached = {self.task_name(t): t for t in range(self.task_count)}
-            object.__setattr__(self, "_id_cache", cached)
-        return cached
-
     def shares(self, total: int) -> tuple[np.ndarray, np.ndarray]:
         """floor and ceil of each client's capacity-weighted share of `total`."""
         cap_total = int(self.capacity.sum())

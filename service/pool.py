@@ -83,9 +83,6 @@ class SolverPool:
                 self.restarts += 1
         broken.shutdown(wait=False, cancel_futures=True)
 
-    def pids(self) -> list[int]:
-        return [p.pid for p in getattr(self._executor, "_processes", {}).values() if p.pid]
-
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
         self._fallback.shutdown(wait=False, cancel_futures=True)

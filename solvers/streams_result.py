@@ -73,10 +73,10 @@ def build_streams_solution(
             budget -= 1
 
     names = [index.task_name(t) for t in range(index.task_count)]
-    order = np.arange(index.task_count)  # tasks are already sorted by subtopology, partition
 
     def listed(mask: np.ndarray) -> list[str]:
-        return [names[t] for t in order[mask].tolist()]
+        # task ids are already sorted by subtopology, then partition
+        return [names[t] for t in np.flatnonzero(mask).tolist()]
 
     target_map: dict[str, TargetAssignment] = {}
     running_map: dict[str, ClientAssignment] = {}
