@@ -14,11 +14,13 @@ from rich.table import Table
 
 from models import ConsumerSolution, ProblemError
 from models.streams import StreamsSolution
+from service.cli_pipeline import pipeline_app
 from solvers import solve_consumer, solve_streams
 
 app = typer.Typer(help="stickyd: provably balanced, minimally moving Kafka assignments.", no_args_is_help=True)
 solve_app = typer.Typer(help="Solve one problem in the contract's JSON format.", no_args_is_help=True)
 app.add_typer(solve_app, name="solve")
+app.add_typer(pipeline_app, name="pipeline")
 
 EXAMPLES = Path(__file__).parent / "examples"
 

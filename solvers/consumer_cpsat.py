@@ -72,8 +72,10 @@ class ConsumerCpModel:
             self.model.add(sum(self.take[c, m] for m in pool.eligible) == size)
         self.loads: list[cp_model.IntVar] = []
         self.tops: list[int] = []
-        for m in range(index.member_count):
-            keys = [k for k in self.take if k[1] == m]
+        member_keys: list[list[tuple[int, int]]] = [[] for _ in range(index.member_count)]
+        for key in self.take:
+            member_keys[key[1]].append(key)
+        for m, keys in enumerate(member_keys):
             top = sum(self.weight[k] * sizes[k[0]] for k in keys)
             load = self.model.new_int_var(0, top, f"load_m{m}")
             # a member's load is the partitions it consumes

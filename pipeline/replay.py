@@ -1,0 +1,137 @@
+"""`stickyd pipeline replay`: churn traces replayed with every strategy, in the executors.
+
+Outputs, under `--out`: `steps/` (Parquet, one row per trace x strategy x event), `errors/`
+(JSON lines, rejected traces with their reason), `report.md` + `replay.png` (cumulative moves
+per strategy), or `report.html`.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from pipeline.inputs import read_rows
+from pipeline.replay_core import REPLAY_SCHEMA, STEP_FIELDS, STRATEGIES, replay_line
+from pipeline.report import Section, write_report
+from pipeline.spark import parallelism, to_pandas
+
+TRACE_COLUMNS = ("trace_id", "topics", "members", "copartitioned", "events")
+
+
+@dataclass(frozen=True)
+class ReplayOptions:
+    traces: str
+    out: Path
+    strategies: tuple[str, ...] = STRATEGIES
+    time_limit_ms: int = 10_000
+    input_format: str = "auto"
+    report_format: str = "md"
+    partitions: int | None = None
+
+
+@dataclass(frozen=True)
+class ReplaySummary:
+    traces: int
+    steps: int
+    rejected: int
+    wall_s: float
+    report: Path
+
+
+def replay_frames(frames: Iterator[pd.DataFrame], strategies: tuple[str, ...], limit: int) -> Iterator[pd.DataFrame]:
+    for frame in frames:
+        pairs = zip(frame["row"], frame["value"], strict=True)
+        records = [step for r, v in pairs for step in replay_line(int(r), str(v), strategies, limit)]
+        yield pd.DataFrame.from_records(records, columns=list(STEP_FIELDS))
+
+
+def replay(spark: SparkSession, options: ReplayOptions, say: Callable[[str], None] = lambda _: None) -> ReplaySummary:
+    started = time.monotonic()
+    unknown = [s for s in options.strategies if s not in STRATEGIES]
+    if unknown:
+        raise ValueError(f"--strategy: unknown {', '.join(unknown)} (choose from {', '.join(STRATEGIES)})")
+    rows = read_rows(spark, options.traces, options.input_format, TRACE_COLUMNS)
+    slices = options.partitions or 4 * parallelism(spark)
+    strategies, limit = options.strategies, options.time_limit_ms
+    say(f"replaying with {', '.join(strategies)} in the executors ({slices} slices)")
+    steps = rows.repartition(slices).mapInPandas(lambda f: replay_frames(f, strategies, limit), REPLAY_SCHEMA).persist()
+    total = steps.count()
+    say(f"replayed {total} rows in {time.monotonic() - started:.1f} s")
+    options.out.mkdir(parents=True, exist_ok=True)
+    good = steps.filter(F.col("ok")).drop("ok", "error_field", "error_reason", "raw")
+    errors = steps.filter(~F.col("ok")).select("row", "trace_id", "error_field", "error_reason", "raw")
+    good.write.mode("overwrite").parquet(f"{options.out}/steps")
+    errors.orderBy("row").coalesce(1).write.mode("overwrite").json(f"{options.out}/errors")
+    local = to_pandas(spark.read.parquet(f"{options.out}/steps"))
+    errors_local = to_pandas(errors.orderBy("row"))
+    steps.unpersist()
+    wall = time.monotonic() - started
+    traces = int(local["trace_id"].nunique()) if not local.empty else 0
+    summary = {
+        "traces": options.traces,
+        "traces replayed": traces,
+        "traces rejected": len(errors_local),
+        "rebalances": len(local),
+        "wall time": f"{wall:.1f} s",
+    }
+    report = write_report(
+        options.out, options.report_format, "stickyd churn replay", summary,
+        replay_sections(local, errors_local), cumulative_moves_chart(local, strategies), "replay.png",
+    )  # fmt: skip
+    say(f"wrote {report}")
+    return ReplaySummary(traces, len(local), len(errors_local), wall, report)
+
+
+def replay_sections(steps: pd.DataFrame, errors: pd.DataFrame) -> list[Section]:
+    sections: list[Section] = []
+    if steps.empty:
+        return [("By strategy", "no trace was replayed")]
+    by_strategy = steps.groupby("strategy", sort=False).agg(
+        moves=("moves", "sum"), revoked=("revoked", "sum"), worst_balance=("balance", "max"),
+        mean_balance=("balance", "mean"), mean_ms=("time_ms", "mean"), max_ms=("time_ms", "max"),
+    )  # fmt: skip
+    sections.append(("By strategy (all events)", by_strategy.reset_index()))
+    by_event = steps.groupby(["event", "strategy"], sort=False).agg(
+        rebalances=("moves", "count"), moves=("moves", "sum"), revoked=("revoked", "sum"),
+        mean_balance=("balance", "mean"), mean_ms=("time_ms", "mean"),
+    )  # fmt: skip
+    sections.append(("By event type and strategy", by_event.reset_index()))
+    shown = errors[["row", "trace_id", "error_field", "error_reason"]].head(20)
+    sections.append((f"Rejected traces ({len(errors)}; all of them are in the errors output)", shown))
+    return sections
+
+
+def cumulative_moves(steps: pd.DataFrame) -> pd.DataFrame:
+    """Moves summed over traces per event step, accumulated: one column per strategy."""
+    per_step = steps.pivot_table(index="step", columns="strategy", values="moves", aggfunc="sum", fill_value=0)
+    return per_step.sort_index().cumsum()
+
+
+def cumulative_moves_chart(steps: pd.DataFrame, strategies: tuple[str, ...]) -> bytes:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    if not steps.empty:
+        table = cumulative_moves(steps)
+        for strategy in strategies:
+            if strategy in table.columns:
+                ax.plot(table.index, table[strategy], marker=".", label=strategy)
+        ax.legend()
+    ax.set_title("cumulative partitions moved across the traces")
+    ax.set_xlabel("event")
+    ax.set_ylabel("partitions moved")
+    fig.tight_layout()
+    out = io.BytesIO()
+    fig.savefig(out, format="png", dpi=100)
+    plt.close(fig)
+    return out.getvalue()

@@ -1,0 +1,116 @@
+"""Reports of the pipeline's jobs: a summary, tables under headings, and a chart; Markdown or HTML."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+
+def fleet_chart(stats: pd.DataFrame) -> bytes:
+    """PNG: moves (share of owned) and balance (max - min load) across the fleet."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (moves_ax, balance_ax) = plt.subplots(1, 2, figsize=(11, 4))
+    moved = (stats["moves"] / stats["owned"].where(stats["owned"] > 0)).dropna() * 100
+    moves_ax.hist(moved, bins=20, range=(0, 100), color="#3b6ea8")
+    moves_ax.set_title("partitions moved, % of owned, per group")
+    moves_ax.set_xlabel("% moved")
+    moves_ax.set_ylabel("groups")
+    counts = stats["balance"].value_counts().sort_index()
+    balance_ax.bar([str(int(b)) for b in counts.index], counts.values, color="#5a9e6f")
+    balance_ax.set_title("balance: max - min load, per group")
+    balance_ax.set_xlabel("max - min load")
+    balance_ax.set_ylabel("groups")
+    fig.tight_layout()
+    out = io.BytesIO()
+    fig.savefig(out, format="png", dpi=100)
+    plt.close(fig)
+    return out.getvalue()
+
+
+Section = tuple[str, pd.DataFrame | str]
+
+
+def _markdown_table(frame: pd.DataFrame) -> str:
+    if frame.empty:
+        return "(none)"
+    head = "| " + " | ".join(str(c) for c in frame.columns) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    body = ["| " + " | ".join(_cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([head, rule, *body])
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.3f}" if abs(value) < 10 else f"{value:,.1f}"
+    return str(value).replace("|", "\\|")
+
+
+def plan_sections(stats: pd.DataFrame, errors: pd.DataFrame, traffic: pd.DataFrame | None) -> list[Section]:
+    """The report's tables, each under its heading."""
+    sections: list[Section] = []
+    if stats.empty:
+        sections.append(("By kind and solver", "no group was solved"))
+    else:
+        by = stats.groupby(["kind", "solver"]).agg(
+            groups=("group_id", "count"),
+            optimal=("optimal", "sum"),
+            fallbacks=("fallback", "sum"),
+            moves=("moves", "sum"),
+            owned=("owned", "sum"),
+            worst_balance=("balance", "max"),
+            p50_ms=("time_ms", "median"),
+            max_ms=("time_ms", "max"),
+        )
+        sections.append(("By kind and solver", by.reset_index()))
+        top = stats.sort_values(["moves", "group_id"], ascending=[False, True]).head(10)
+        columns = ["group_id", "kind", "members", "partitions", "moves", "owned", "balance", "solver"]
+        sections.append(("Groups that move most", top[columns]))
+    if traffic is not None:
+        worst = traffic.dropna(subset=["skew"]).sort_values("skew", ascending=False).head(10)
+        columns = ["group", "member", "partitions", "bytes_per_s", "share", "skew"]
+        sections.append(("Traffic: members furthest above a fair share of bytes/s", worst[columns]))
+    shown = errors[["row", "group_id", "error_field", "error_reason"]].head(20)
+    sections.append((f"Rejected rows ({len(errors)}; all of them are in the errors output)", shown))
+    return sections
+
+
+def write_report(
+    out: Path,
+    fmt: str,
+    title: str,
+    summary: dict[str, Any],
+    sections: list[Section],
+    png: bytes,
+    chart_name: str,
+) -> Path:
+    """report.md next to the chart's PNG, or one self-contained report.html."""
+    if fmt == "html":
+        image = "data:image/png;base64," + base64.b64encode(png).decode()
+        parts = [f"<h1>{html.escape(title)}</h1>", "<ul>"]
+        parts += [f"<li>{html.escape(str(k))}: {html.escape(str(v))}</li>" for k, v in summary.items()]
+        parts += ["</ul>", f'<img alt="{html.escape(title)}" src="{image}">']
+        for heading, body in sections:
+            parts.append(f"<h2>{html.escape(heading)}</h2>")
+            parts.append(body.to_html(index=False) if isinstance(body, pd.DataFrame) else f"<p>{html.escape(body)}</p>")
+        path = out / "report.html"
+        path.write_text(
+            f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"</head><body>{''.join(parts)}</body></html>"
+        )
+        return path
+    (out / chart_name).write_bytes(png)
+    lines = [f"# {title}", "", *[f"- {k}: {v}" for k, v in summary.items()], "", f"![{title}]({chart_name})", ""]
+    for heading, body in sections:
+        lines += [f"## {heading}", "", body if isinstance(body, str) else _markdown_table(body), ""]
+    path = out / "report.md"
+    path.write_text("\n".join(lines))
+    return path
