@@ -14,7 +14,7 @@ from rich.console import Console
 pipeline_app = typer.Typer(
     help="Fleet-wide planning and churn replay on Spark (local mode or spark-submit).", no_args_is_help=True
 )
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)
 
 
 class InputFormat(StrEnum):
@@ -37,9 +37,13 @@ def _say(message: str) -> None:
     console.print(f"[dim]{time.strftime('%H:%M:%S')}[/dim] {message}")
 
 
-def _need_spark() -> None:
+def _need_spark(*inputs: tuple[str, str | None]) -> None:
+    """Refuse before a JVM starts: pyspark missing, or an input that is not there."""
     if importlib.util.find_spec("pyspark") is None:
         _fail("the pipeline needs pyspark: pip install 'stickyd[pipeline]' (and Java 17)")
+    for name, path in inputs:
+        if path is not None and not Path(path).exists():
+            _fail(f"{name}: {path}: no such file or directory")
 
 
 Master = Annotated[str, typer.Option(help="Spark master; 'submit' keeps what spark-submit set")]
@@ -91,7 +95,7 @@ def plan(
     batch_size: Annotated[int, typer.Option(min=1, help="--service: rows per batch")] = 64,
 ) -> None:
     """Solve every group of a fleet snapshot; write assignments, stats, errors and a report."""
-    _need_spark()
+    _need_spark(("snapshot", snapshot), ("--metrics", metrics))
     from pipeline.inputs import InputError
     from pipeline.plan import PlanOptions
     from pipeline.plan import plan as run_plan
@@ -124,11 +128,14 @@ def replay(
     report: Annotated[ReportFormat, typer.Option(help="report as Markdown (+ PNG) or one HTML file")] = ReportFormat.md,
 ) -> None:
     """Replay churn traces with every strategy; report moves, balance and time per event type."""
-    _need_spark()
+    _need_spark(("traces", traces))
+    from pipeline.replay_core import STRATEGIES
+
+    if unknown := [s for s in strategy or () if s not in STRATEGIES]:
+        _fail(f"--strategy: unknown {', '.join(unknown)} (choose from {', '.join(STRATEGIES)})")
     from pipeline.inputs import InputError
     from pipeline.replay import ReplayOptions
     from pipeline.replay import replay as run_replay
-    from pipeline.replay_core import STRATEGIES
     from pipeline.spark import spark_session
 
     options = ReplayOptions(traces, out, tuple(strategy or STRATEGIES), time_limit_ms, "jsonl", report.value)
