@@ -38,6 +38,11 @@ def solve_cpsat(
     return model.owners()
 
 
+UNARY_STEPS_LIMIT = 200_000
+"""Up to this many load steps in all, squared loads are encoded step by step (strong bounds);
+beyond, as products (small model, weaker bounds)."""
+
+
 class _Solved:
     def __init__(self, objective: int, values: dict[tuple[int, int], int]) -> None:
         self.objective = objective
@@ -84,11 +89,22 @@ class ConsumerCpModel:
             self.tops.append(top)
 
     def sum_of_squares(self) -> cp_model.LinearExprT:
-        squares = []
+        unary = sum(self.tops) <= UNARY_STEPS_LIMIT
+        squares: list[cp_model.LinearExprT] = []
         for m, (load, top) in enumerate(zip(self.loads, self.tops, strict=True)):
-            square = self.model.new_int_var(0, top * top, f"square_m{m}")
-            self.model.add_multiplication_equality(square, [load, load])
-            squares.append(square)
+            if top == 0:
+                continue
+            if unary:
+                # the squared load as the sum of its steps 1, 3, 5, ...: convex, so the LP bound is exact
+                steps = [self.model.new_bool_var(f"load_m{m}_ge{k}") for k in range(1, top + 1)]
+                for higher, lower in zip(steps[1:], steps, strict=False):
+                    self.model.add_implication(higher, lower)
+                self.model.add(load == sum(steps))
+                squares.append(sum((2 * k - 1) * step for k, step in enumerate(steps, start=1)))
+            else:
+                square = self.model.new_int_var(0, top * top, f"square_m{m}")
+                self.model.add_multiplication_equality(square, [load, load])
+                squares.append(square)
         return sum(squares)
 
     def moves(self) -> cp_model.LinearExprT:
