@@ -1,5 +1,8 @@
-# stickyd service image. Built and run elsewhere; on the development machines there is no Docker
-# engine, so this file is linted (hadolint) and its entrypoint is tested outside Docker.
+# stickyd images. Built and run elsewhere; on the development machines there is no Docker
+# engine, so this file is linted (hadolint) and its commands are tested outside Docker.
+#
+#   docker build -t stickyd .                                   # the service (the default, last stage)
+#   docker build --target pipeline -t stickyd-pipeline .        # + Java 17 and pyspark for `stickyd pipeline`
 
 FROM python:3.11-slim AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
@@ -8,15 +11,40 @@ ENV PATH=/opt/stickyd/bin:$PATH
 WORKDIR /src
 # dependencies first, in their own layer: they change far less often than the source
 COPY pyproject.toml README.md ./
-RUN mkdir -p models solvers service client \
-    && touch models/__init__.py solvers/__init__.py service/__init__.py client/__init__.py \
+RUN mkdir -p models solvers service client pipeline \
+    && touch models/__init__.py solvers/__init__.py service/__init__.py client/__init__.py pipeline/__init__.py \
     && pip install . \
     && pip uninstall --yes stickyd
 COPY models ./models
 COPY solvers ./solvers
 COPY service ./service
 COPY client ./client
+COPY pipeline ./pipeline
 RUN pip install --no-deps .
+
+# the pipeline's extra Python dependencies (pyspark, pyarrow, pandas, matplotlib), only in its image;
+# their version ranges are pyproject.toml's `pipeline` extra, so hadolint's pin rule cannot see them
+FROM build AS pipeline-build
+# hadolint ignore=DL3013
+RUN pip install ".[pipeline]"
+
+FROM python:3.11-slim AS pipeline
+# Spark needs a Java runtime; Debian's package follows the base image's security updates,
+# so it is deliberately not pinned to one build
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends openjdk-17-jre-headless procps \
+    && rm -rf /var/lib/apt/lists/*
+ENV PATH=/opt/stickyd/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    PYSPARK_PYTHON=/opt/stickyd/bin/python \
+    PYSPARK_DRIVER_PYTHON=/opt/stickyd/bin/python
+RUN useradd --create-home --uid 10001 stickyd
+COPY --from=pipeline-build /opt/stickyd /opt/stickyd
+USER 10001
+WORKDIR /data
+ENTRYPOINT ["stickyd", "pipeline"]
+CMD ["plan", "/data/fleet.jsonl", "--out", "/data/plan-out", "--service", "http://stickyd:8000"]
 
 FROM python:3.11-slim AS service
 ENV PATH=/opt/stickyd/bin:$PATH \

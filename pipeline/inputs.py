@@ -12,6 +12,16 @@ class InputError(ValueError):
     """An input the job cannot read at all (missing, unknown format, wrong columns)."""
 
 
+def is_local(path: str) -> bool:
+    """A plain path (checked here) rather than a URL Spark resolves (hdfs://, s3a://, file://)."""
+    return "://" not in path
+
+
+def check_exists(path: str) -> None:
+    if is_local(path) and not Path(path).exists():
+        raise InputError(f"{path}: no such file or directory")
+
+
 def input_format(path: str, fmt: str) -> str:
     if fmt != "auto":
         return fmt
@@ -28,8 +38,7 @@ def read_rows(spark: SparkSession, path: str, fmt: str = "auto", columns: tuple[
     with its number instead of being dropped by a JSON reader. A Parquet row is turned into
     the same JSON text from `columns`.
     """
-    if not Path(path).exists():
-        raise InputError(f"{path}: no such file or directory")
+    check_exists(path)
     fmt = input_format(path, fmt)
     if fmt == "parquet":
         frame = spark.read.parquet(path)
@@ -47,8 +56,7 @@ def read_rows(spark: SparkSession, path: str, fmt: str = "auto", columns: tuple[
 
 
 def read_metrics(spark: SparkSession, path: str, fmt: str = "auto") -> DataFrame:
-    if not Path(path).exists():
-        raise InputError(f"{path}: no such file or directory")
+    check_exists(path)
     fmt = input_format(path, fmt)
     if fmt == "parquet":
         return spark.read.parquet(path)

@@ -42,7 +42,7 @@ def _need_spark(*inputs: tuple[str, str | None]) -> None:
     if importlib.util.find_spec("pyspark") is None:
         _fail("the pipeline needs pyspark: pip install 'stickyd[pipeline]' (and Java 17)")
     for name, path in inputs:
-        if path is not None and not Path(path).exists():
+        if path is not None and "://" not in path and not Path(path).exists():
             _fail(f"{name}: {path}: no such file or directory")
 
 

@@ -13,10 +13,11 @@ import time
 from pathlib import Path
 
 import httpx
+import jsonschema_rs
 import yaml
 
 from service.app import create_app
-from service.process import free_port
+from service.process import ServiceProcess, free_port
 from service.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,8 +26,15 @@ COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SETTINGS = {f"STICKYD_{name.upper()}" for name in Settings.model_fields}
 
 
-def _instruction(name: str) -> list[str]:
-    return [line.split(None, 1)[1] for line in DOCKERFILE.splitlines() if line.startswith(f"{name} ")]
+def _instruction(name: str, text: str = DOCKERFILE) -> list[str]:
+    return [line.split(None, 1)[1] for line in text.splitlines() if line.startswith(f"{name} ")]
+
+
+def _stage(name: str) -> str:
+    """The Dockerfile's lines from `FROM ... AS name` to the next FROM."""
+    match = re.search(rf"^FROM \S+ AS {name}\n(.*?)(?=^FROM |\Z)", DOCKERFILE, re.S | re.M)
+    assert match is not None, f"no stage {name}"
+    return match.group(1)
 
 
 def _image_command() -> list[str]:
@@ -98,3 +106,72 @@ def test_the_images_command_serves_health_outside_docker() -> None:
     finally:
         child.terminate()
         child.wait(timeout=10)
+
+
+def test_compose_file_fits_the_compose_specification() -> None:
+    """No engine here to run `docker compose config`: the Compose Specification's own JSON schema
+    (compose-spec/compose-spec, schema/compose-spec.json, Apache-2.0, vendored beside this test)."""
+    schema = json.loads((Path(__file__).parent / "compose-spec.json").read_text())
+    errors = [error.message for error in jsonschema_rs.validator_for(schema).iter_errors(COMPOSE)]
+    assert errors == []
+
+
+def test_pipeline_and_java_live_only_in_the_pipeline_stage() -> None:
+    service, pipeline = _stage("service"), _stage("pipeline")
+    assert "openjdk" in pipeline and "openjdk" not in service
+    assert '".[pipeline]"' in _stage("pipeline-build") and "pipeline]" not in _stage("build")
+    assert "COPY --from=build " in service and "COPY --from=pipeline-build " in pipeline
+    assert _instruction("USER", pipeline)[-1] not in ("root", "0")
+    assert DOCKERFILE.rstrip().splitlines()[-1].startswith("CMD")
+    assert DOCKERFILE.rfind("AS service") > DOCKERFILE.rfind("AS pipeline")  # a plain build gives the service
+
+
+def _pipeline_command() -> list[str]:
+    return list(COMPOSE["services"]["pipeline"]["command"])
+
+
+def test_pipeline_profile_plans_through_the_healthy_service() -> None:
+    pipeline = COMPOSE["services"]["pipeline"]
+    assert pipeline["profiles"] == ["pipeline"] and pipeline["restart"] == "no"
+    assert pipeline["depends_on"]["stickyd"]["condition"] == "service_healthy"
+    command = _pipeline_command()
+    assert command[0] == "plan"
+    help_text = subprocess.run(
+        [sys.executable, "-m", "service", "pipeline", "plan", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    for option in (o for o in command if o.startswith("--")):
+        assert option in help_text
+    port = COMPOSE["services"]["stickyd"]["environment"]["STICKYD_PORT"]
+    assert command[command.index("--service") + 1] == f"http://stickyd:{port}"
+    mounts = {v.split(":")[1] for v in pipeline["volumes"]}
+    assert command[1].startswith("/data/") and "/data" in mounts
+    pipeline_stage = _stage("pipeline")
+    image_default = json.loads(_instruction("ENTRYPOINT", pipeline_stage)[-1])[1:] + json.loads(
+        _instruction("CMD", pipeline_stage)[-1]
+    )
+    assert command[: len(image_default)] == image_default
+
+
+def test_postgres_placeholder_waits_behind_its_profile() -> None:
+    postgres = COMPOSE["services"]["postgres"]
+    assert postgres["profiles"] == ["state"] and "pg_isready" in postgres["healthcheck"]["test"]
+    assert "stickyd-state" in COMPOSE["volumes"]
+
+
+def test_the_pipeline_profiles_command_runs_outside_docker(tmp_path: Path, service: ServiceProcess) -> None:
+    """The compose command, with /data as a folder here and `stickyd:8000` as a real service."""
+    from pipeline.generate import FleetShape, fleet_rows, write_jsonl
+
+    write_jsonl(tmp_path / "fleet.jsonl", fleet_rows(5, FleetShape(groups=12, max_members=20, max_topics=5)))
+    command = [
+        a.replace("/data", str(tmp_path)).replace("http://stickyd:8000", service.url) for a in _pipeline_command()
+    ]
+    env = {**os.environ, **COMPOSE["services"]["pipeline"]["environment"]}
+    env["PYSPARK_PYTHON"] = sys.executable
+    command[command.index("--master") + 1] = "local[2]"
+    result = subprocess.run(
+        [sys.executable, "-m", "service", "pipeline", *command], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "12 groups planned, 0 rows rejected" in result.stderr
+    assert (tmp_path / "plan-out" / "report.md").exists()

@@ -114,13 +114,13 @@ def test_a_killed_member_is_replaced_after_the_session_timeout(
 
 def test_cooperative_never_owns_a_partition_twice(broker: str, topic: str, service: ServiceProcess) -> None:
     members = _group(broker, topic, service.url, 2, CooperativeStickydAssignor)
-    overlaps: list[tuple[int, ...]] = []
+    overlaps: list[int] = []
     stop = threading.Event()
 
     def sample() -> None:
         while not stop.is_set():
             owned = [m.owned() for m in list(members)]
-            seen: set[int] = set()
+            seen: frozenset[int] = frozenset()
             for o in owned:
                 overlaps.extend(sorted(seen & o))
                 seen |= o

@@ -28,11 +28,11 @@ def _with(path: str, value: Any) -> dict[str, Any]:
     node: Any = problem
     for key in parents:
         node = node[int(key)] if isinstance(node, list) else node.setdefault(key, {})
-    key: Any = int(last) if isinstance(node, list) else last
+    leaf: Any = int(last) if isinstance(node, list) else last
     if value is ...:
-        del node[key]
+        del node[leaf]
     else:
-        node[key] = value
+        node[leaf] = value
     return problem
 
 

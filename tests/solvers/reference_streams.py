@@ -32,10 +32,10 @@ def reference_streams(problem: dict[str, Any]) -> dict[str, int] | None:
             if (t := task_of(name)) is not None:
                 owners.setdefault(t, set()).add(j)
     prev_active = {t: next(iter(js)) for t, js in owners.items() if len(js) == 1}
-    prev_standby = {(task_of(n), j) for j, c in enumerate(clients) for n in c.get("standby", [])}
+    named_standby = {(task_of(n), j) for j, c in enumerate(clients) for n in c.get("standby", [])}
     # a standby claim on a stateless task is ignored: stateless tasks have no standbys
     prev_standby = {
-        (t, j) for t, j in prev_standby if t is not None and subs[t[0]]["stateful"] and prev_active.get(t) != j
+        (t, j) for t, j in named_standby if t is not None and subs[t[0]]["stateful"] and prev_active.get(t) != j
     }
 
     model = cp_model.CpModel()
