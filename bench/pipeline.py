@@ -15,6 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import pandas as pd
 import pyarrow.parquet as pq
 
 from bench.results import machine_line, write_section
@@ -42,6 +43,7 @@ def main() -> None:
     write_jsonl(work / "traces.jsonl", trace_rows(7, args.traces, args.events))
     print(f"generated {args.groups} groups and {args.traces} traces in {time.monotonic() - started:.0f} s", flush=True)
     plans: list[tuple[str, float, dict[str, float]]] = []
+    stats = None
     for master in args.masters.split(","):
         session = spark_session(master, f"bench-plan-{master}")
         summary = plan(session, PlanOptions(snapshot=str(work / "fleet.jsonl"), out=work / f"plan-{master}",
@@ -63,12 +65,18 @@ def main() -> None:
     steps = pq.read_table(work / "replay" / "steps").to_pandas()
     print(f"replay: {replayed.wall_s:.1f} s, {replayed.steps} rebalances", flush=True)
     if not args.quick:
-        write_section("PySpark pipeline", report(args, plans, replayed.wall_s, replayed.steps, steps))
+        write_section("PySpark pipeline", report(args, plans, replayed.wall_s, replayed.steps, steps, stats))
     print(f"outputs kept in {work}")
 
 
-def report(args: argparse.Namespace, plans: list[tuple[str, float, dict[str, float]]], replay_s: float,
-           rebalances: int, steps) -> str:  # type: ignore[no-untyped-def]  # fmt: skip
+def report(
+    args: argparse.Namespace,
+    plans: list[tuple[str, float, dict[str, float]]],
+    replay_s: float,
+    rebalances: int,
+    steps: pd.DataFrame,
+    last_stats: pd.DataFrame | None = None,
+) -> str:
     lines = [
         machine_line(),
         "",
@@ -94,10 +102,16 @@ def report(args: argparse.Namespace, plans: list[tuple[str, float, dict[str, flo
                   f"(target {TARGET_SPEEDUP}x: {'met' if speedup >= TARGET_SPEEDUP else 'missed'}); "
                   f"`{plans[-1][0]}` wall time {last:.0f} s (target {TARGET_S:.0f} s: "
                   f"{'met' if last <= TARGET_S else 'missed'})."]  # fmt: skip
+    if last_stats is not None:
+        causes = last_stats["warnings"][last_stats["fallback"]].str.extract(r"heuristic: (.*?)(?:;|$)")[0]
+        lines += ["", f"Why groups fell back on `{plans[-1][0]}` (each answered validly by the heuristic):", "",
+                  "| cause | groups |", "|---|---:|"]  # fmt: skip
+        lines += [f"| {cause} | {count} |" for cause, count in causes.value_counts().items()]
     by = steps.groupby("strategy", sort=False).agg(
         moves=("moves", "sum"), revoked=("revoked", "sum"), mean_balance=("balance", "mean"),
         mean_ms=("time_ms", "mean"),
     )  # fmt: skip
+    slow = steps[(steps["strategy"] == "optimal") & (steps["time_ms"] > 0.75 * args.time_limit_ms)]
     lines += [
         "",
         f"Replay: {args.traces:,} traces x {args.events} events x 5 strategies = {rebalances:,} rebalances in "
@@ -111,6 +125,9 @@ def report(args: argparse.Namespace, plans: list[tuple[str, float, dict[str, flo
             f"| {strategy} | {int(row['moves']):,} | {int(row['revoked']):,} | {row['mean_balance']:.2f} | "
             f"{row['mean_ms']:.1f} ms |"
         )
+    share = slow["time_ms"].sum() / max(1.0, steps[steps["strategy"] == "optimal"]["time_ms"].sum())
+    lines += ["", f"`optimal`: {len(slow)} rebalances (in {slow['trace_id'].nunique()} traces) ran into the time "
+              f"limit and fell back; they are {share:.0%} of its solve time."]  # fmt: skip
     return "\n".join(lines)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -128,7 +129,9 @@ def _solve(spark: SparkSession, rows: DataFrame, options: PlanOptions, say: Call
     return spark.createDataFrame(tuples, RESULT_SCHEMA)
 
 
-def _summary(options: PlanOptions, total: int, stats: Any, rejected: int, wall: float, cores: int) -> dict[str, Any]:
+def _summary(
+    options: PlanOptions, total: int, stats: pd.DataFrame, rejected: int, wall: float, cores: int
+) -> dict[str, Any]:
     solved = len(stats)
     return {
         "snapshot": options.snapshot,

@@ -68,20 +68,22 @@ def solve_over_http(
     """
     clients = [StickydClient(url, timeout=timeout_s) for _ in range(concurrency)]
     try:
-        clients[0].health()
-    except Exception as error:
-        raise ServiceUnavailable(f"--service {url}: no answer from /v1/health ({error})") from None
-    with ThreadPoolExecutor(max_workers=concurrency) as executor:
-        batch: list[tuple[int, str]] = []
-        for item in lines:
-            batch.append(item)
-            if len(batch) >= batch_size:
+        try:
+            clients[0].health()
+        except Exception as error:
+            raise ServiceUnavailable(f"--service {url}: no answer from /v1/health ({error})") from None
+        with ThreadPoolExecutor(max_workers=concurrency) as executor:
+            batch: list[tuple[int, str]] = []
+            for item in lines:
+                batch.append(item)
+                if len(batch) >= batch_size:
+                    yield from _http_batch(executor, clients, batch, time_limit_ms, progress)
+                    batch = []
+            if batch:
                 yield from _http_batch(executor, clients, batch, time_limit_ms, progress)
-                batch = []
-        if batch:
-            yield from _http_batch(executor, clients, batch, time_limit_ms, progress)
-    for client in clients:
-        client.close()
+    finally:
+        for client in clients:
+            client.close()
 
 
 def _http_batch(
