@@ -20,6 +20,7 @@ import heapq
 from dataclasses import dataclass
 
 import numpy as np
+from ortools.graph.python import max_flow
 
 from models.streams_index import StreamsIndex
 from solvers.consumer_classes import Pool, UnitClasses, materialize
@@ -35,9 +36,33 @@ class StreamsTarget:
     """shape (tasks, replicas): standby clients of stateful tasks; -1 for stateless rows."""
 
 
+EXACT_STANDBY_ARCS = 2_000_000
+"""The per-class standby model (one arc per class and client) is tried up to this size."""
+
+
 def solve_streams_flows(index: StreamsIndex) -> StreamsTarget:
     active = _solve_actives(index)
-    return StreamsTarget(active=active, standby=_solve_standbys(index, active))
+    try:
+        standby = _solve_standbys(index, active, per_class=False)
+    except SolverFailure:
+        # the pooled counts could not be dealt out: every class straight to every client instead
+        if _standby_classes(index, active)[0] * index.client_count > EXACT_STANDBY_ARCS:
+            raise
+        standby = _solve_standbys(index, active, per_class=True)
+    return StreamsTarget(active=active, standby=standby)
+
+
+StandbyClass = tuple[tuple[int, frozenset[int]], list[int]]
+"""((active owner, previous standby clients), its tasks)."""
+
+
+def _standby_classes(index: StreamsIndex, active: np.ndarray) -> tuple[int, list[StandbyClass]]:
+    """Stateful tasks grouped by (active owner, previous standby clients other than the owner)."""
+    keys: dict[tuple[int, frozenset[int]], list[int]] = {}
+    for t in np.flatnonzero(index.stateful).tolist():
+        owner = int(active[t])
+        keys.setdefault((owner, index.prev_standby[t] - {owner}), []).append(t)
+    return len(keys), list(keys.items())
 
 
 @dataclass(frozen=True)
@@ -155,18 +180,17 @@ def _solve_actives(index: StreamsIndex) -> np.ndarray:
     return owners[0]
 
 
-def _solve_standbys(index: StreamsIndex, active: np.ndarray) -> np.ndarray:
+def _solve_standbys(index: StreamsIndex, active: np.ndarray, per_class: bool) -> np.ndarray:
+    """Pooled (per_class=False): a class's new replicas go through its owner's pool, bounded per
+    client by the pool's tasks; small, but the counts may not deal out. Per class: a class's
+    replicas go straight to each client, at most one per task; exact, larger."""
     n, r = index.client_count, index.replicas
     standby = np.full((index.task_count, max(r, 1)), -1, dtype=np.int64)[:, :r]
     tasks = np.flatnonzero(index.stateful)
     if r == 0 or len(tasks) == 0:
         return standby
-    keys: dict[tuple[int, frozenset[int]], list[int]] = {}
-    for t in tasks.tolist():
-        owner = int(active[t])
-        keys.setdefault((owner, index.prev_standby[t] - {owner}), []).append(t)
-    classes = list(keys.items())
-    owners = sorted({owner for owner, _ in keys})
+    classes = _standby_classes(index, active)[1]
+    owners = sorted({owner for (owner, _), _ in classes})
     net = FlowNetwork()
     class0 = net.add_nodes(len(classes))
     pool0 = net.add_nodes(len(owners))
@@ -185,19 +209,26 @@ def _solve_standbys(index: StreamsIndex, active: np.ndarray) -> np.ndarray:
     # how many of an owner's tasks could take a new replica on each client (not one it keeps)
     pool_room = np.zeros((len(owners), n), dtype=np.int64)
     keep_rows: list[tuple[int, int, slice]] = []
+    class_rows: list[tuple[int, np.ndarray, slice]] = []
     for c, ((owner, previous), members) in enumerate(classes):
         net.supply(class0 + c, r * len(members))
         # a previous standby client keeps its replica: no state to rebuild
         for j in sorted(previous):
             cost = same_rack * int(on_rack(owner, np.array([j]))[0])
             keep_rows.append((c, j, net.add_arcs(class0 + c, client0 + j, len(members), cost)))
+        if per_class:
+            # every other replica is placed anew (a standby move), at most one per task and client
+            fresh = np.array([j for j in range(n) if j != owner and j not in previous], dtype=np.int64)
+            fresh_cost = move + same_rack * on_rack(owner, fresh).astype(np.int64)
+            class_rows.append((c, fresh, net.add_arcs(class0 + c, client0 + fresh, len(members), fresh_cost)))
+            continue
         # every other replica is placed anew (a standby move)
         net.add_arcs(class0 + c, pool0 + pool_of[owner], r * len(members), move)
         pool_room[pool_of[owner]] += len(members)
         pool_room[pool_of[owner], sorted(previous)] -= len(members)
     pool_rows: list[tuple[int, slice]] = []
     clients = np.arange(n)
-    for i, owner in enumerate(owners):
+    for i, owner in enumerate(owners if not per_class else []):
         others = clients[clients != owner]
         # never a standby beside its active, nor two replicas of a task on one client
         rack_cost = same_rack * on_rack(owner, others).astype(np.int64)
@@ -214,8 +245,91 @@ def _solve_standbys(index: StreamsIndex, active: np.ndarray) -> np.ndarray:
     net.add_arcs(client0 + clients, sink, np.maximum(most - np.minimum(hi, most), 0), 2 * penalty)
     net.supply(sink, -r * len(tasks))
     flows = net.solve()
-    _place_standbys(index, classes, keep_rows, pool_rows, flows, standby)
+    if per_class:
+        _place_class_standbys(classes, keep_rows, class_rows, flows, standby)
+    else:
+        _place_standbys(index, classes, keep_rows, pool_rows, flows, standby)
     return standby
+
+
+def _place_class_standbys(
+    classes: list[StandbyClass],
+    keep_rows: list[tuple[int, int, slice]],
+    class_rows: list[tuple[int, np.ndarray, slice]],
+    flows: np.ndarray,
+    standby: np.ndarray,
+) -> None:
+    """Per class, the tasks are interchangeable and every client takes at most one replica of
+    each: dealing the clients' counts round the class's tasks in turn never doubles up."""
+    counts: dict[int, list[tuple[int, int]]] = {}
+    for c, j, arcs in keep_rows:
+        counts.setdefault(c, []).append((j, int(flows[arcs][0])))
+    for c, fresh, arcs in class_rows:
+        counts.setdefault(c, []).extend((int(j), int(f)) for j, f in zip(fresh, flows[arcs].tolist(), strict=True))
+    r = standby.shape[1]
+    for c, (_, members) in enumerate(classes):
+        replicas: list[list[int]] = [[] for _ in members]
+        turn = 0
+        for j, count in sorted(counts.get(c, [])):
+            for _ in range(count):
+                replicas[turn % len(members)].append(j)
+                turn += 1
+        if any(len(chosen) != r or len(set(chosen)) != r for chosen in replicas):
+            raise SolverFailure("standby counts could not be realised without duplicate replicas")
+        for t, chosen in zip(members, replicas, strict=True):
+            standby[t] = sorted(chosen)
+
+
+def _deal_largest_need_first(
+    takes: list[tuple[int, int]], needs: dict[int, int], held: dict[int, list[int]]
+) -> dict[int, list[int]] | None:
+    """Each client (most replicas first) takes the tasks that still need the most; None if stuck."""
+    heap = [(-need, t) for t, need in needs.items()]
+    heapq.heapify(heap)
+    dealt: dict[int, list[int]] = {}
+    for count, j in sorted(takes, key=lambda x: (-x[0], x[1])):
+        chosen: list[tuple[int, int]] = []
+        skipped: list[tuple[int, int]] = []
+        while heap and len(chosen) < count:
+            need, t = heapq.heappop(heap)
+            (skipped if j in held.get(t, []) or j in dealt.get(t, []) else chosen).append((need, t))
+        if len(chosen) < count:
+            return None
+        for need, t in chosen:
+            dealt.setdefault(t, []).append(j)
+            if need + 1 < 0:
+                heapq.heappush(heap, (need + 1, t))
+        for item in skipped:
+            heapq.heappush(heap, item)
+    return None if heap else dealt
+
+
+def _deal_by_matching(
+    takes: list[tuple[int, int]], needs: dict[int, int], held: dict[int, list[int]]
+) -> dict[int, list[int]] | None:
+    """The exact dealing, when the greedy one gets stuck: a max flow from tasks (their missing
+    replicas) to clients (the replicas they take), one unit per task and client."""
+    tasks = sorted(needs)
+    flow = max_flow.SimpleMaxFlow()
+    source, sink, task0, client0 = 0, 1, 2, 2 + len(tasks)
+    for i, t in enumerate(tasks):
+        flow.add_arc_with_capacity(source, task0 + i, needs[t])
+    for k, (count, _) in enumerate(takes):
+        flow.add_arc_with_capacity(client0 + k, sink, count)
+    pairs: list[tuple[int, int, int]] = []
+    for i, t in enumerate(tasks):
+        for k, (_, j) in enumerate(takes):
+            # two replicas of a task never share a client
+            if j not in held.get(t, []):
+                pairs.append((flow.add_arc_with_capacity(task0 + i, client0 + k, 1), t, j))
+    wanted = sum(count for count, _ in takes)
+    if flow.solve(source, sink) != flow.OPTIMAL or flow.optimal_flow() != wanted:
+        return None
+    dealt: dict[int, list[int]] = {}
+    for arc, t, j in pairs:
+        if flow.flow(arc):
+            dealt.setdefault(t, []).append(j)
+    return dealt
 
 
 def _place_standbys(
@@ -241,23 +355,13 @@ def _place_standbys(
     for owner, arcs in pool_rows:
         others = clients[clients != owner].tolist()
         takes = [(int(f), int(j)) for j, f in zip(others, flows[arcs].tolist(), strict=True) if f]
-        needs = [(-(r - len(held.get(t, []))), t) for t in sorted(by_owner[owner]) if len(held.get(t, [])) < r]
-        heapq.heapify(needs)
-        for count, j in sorted(takes, key=lambda x: (-x[0], x[1])):
-            chosen: list[tuple[int, int]] = []
-            skipped: list[tuple[int, int]] = []
-            while needs and len(chosen) < count:
-                need, t = heapq.heappop(needs)
-                (skipped if j in held.get(t, []) else chosen).append((need, t))
-            if len(chosen) < count:
-                raise SolverFailure("standby counts could not be realised without duplicate replicas")
-            for need, t in chosen:
-                held.setdefault(t, []).append(j)
-                if need + 1 < 0:
-                    heapq.heappush(needs, (need + 1, t))
-            for item in skipped:
-                heapq.heappush(needs, item)
-        if needs:
+        needs = {t: r - len(held.get(t, [])) for t in sorted(by_owner[owner]) if len(held.get(t, [])) < r}
+        if sum(count for count, _ in takes) != sum(needs.values()):
             raise SolverFailure("some standby replicas were left unplaced")
+        dealt = _deal_largest_need_first(takes, needs, held) or _deal_by_matching(takes, needs, held)
+        if dealt is None:
+            raise SolverFailure("standby counts could not be realised without duplicate replicas")
+        for t, replicas in dealt.items():
+            held.setdefault(t, []).extend(replicas)
     for t, replicas in held.items():
         standby[t, : len(replicas)] = sorted(replicas)

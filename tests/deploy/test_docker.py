@@ -145,10 +145,10 @@ def test_pipeline_profile_plans_through_the_healthy_service() -> None:
     assert command[command.index("--service") + 1] == f"http://stickyd:{port}"
     mounts = {v.split(":")[1] for v in pipeline["volumes"]}
     assert command[1].startswith("/data/") and "/data" in mounts
+    # compose's command replaces the image's CMD after its `stickyd pipeline` entrypoint
     pipeline_stage = _stage("pipeline")
-    image_default = json.loads(_instruction("ENTRYPOINT", pipeline_stage)[-1])[1:] + json.loads(
-        _instruction("CMD", pipeline_stage)[-1]
-    )
+    assert json.loads(_instruction("ENTRYPOINT", pipeline_stage)[-1]) == ["stickyd", "pipeline"]
+    image_default = json.loads(_instruction("CMD", pipeline_stage)[-1])
     assert command[: len(image_default)] == image_default
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -190,3 +192,17 @@ def test_standbys_go_to_another_rack_than_their_active(strategy: str) -> None:
     assert_valid_streams(problem, solution)
     owner = {t: c for c, a in solution.target.items() for t in a.active}
     assert all(racks[c] != racks[owner[t]] for c, a in solution.target.items() for t in a.standby)
+
+
+def test_standby_counts_the_pooled_flow_cannot_deal_out_are_placed_per_class() -> None:
+    """Uneven capacities, two standbys and kept replicas: the per-owner pools promise a client more
+    replicas than there are tasks still needing one, so the exact per-class flow places them
+    (regression from a generated fleet: the heuristic used to answer, with stateful excess 5)."""
+    problem = json.loads((Path(__file__).parent / "streams_uneven_standbys.json").read_text())
+    solution = solve_streams(problem)
+    assert validate_streams_solution(StreamsProblem.model_validate(problem), solution) == []
+    assert (solution.stats.solver, solution.stats.fallback) == ("min-cost-flow", False)
+    heuristic = solve_streams({**problem, "options": {"strategy": "sticky"}})
+    assert solution.stats.balance.stateful == [0, 1]
+    spread = heuristic.stats.balance.stateful[1] - heuristic.stats.balance.stateful[0]
+    assert spread > 1 and solution.stats.active_moves <= heuristic.stats.active_moves
