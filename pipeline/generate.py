@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.traces import EVENT_TYPES
+
 PARTITION_COUNTS = (1, 3, 6, 8, 12, 16, 24, 32, 48, 64)
 
 
@@ -218,8 +220,8 @@ def churn_trace(rng: random.Random, trace_id: str, events: int) -> dict[str, Any
     return {"trace_id": trace_id, "topics": topics, "members": members, "copartitioned": copartitioned, "events": out}
 
 
-EVENT_TYPES = ("join", "leave", "crash", "scale_out", "partitions_added")
 EVENT_WEIGHTS = (30, 25, 15, 15, 15)
+"""How often each of EVENT_TYPES happens in a generated trace."""
 
 
 def write_jsonl(path: Path, rows: Iterator[dict[str, Any]]) -> int:

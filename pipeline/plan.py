@@ -25,7 +25,7 @@ from pipeline.report import fleet_chart, plan_sections, write_report
 from pipeline.rows import RESULT_SCHEMA
 from pipeline.solving import RESULT_FIELDS, solve_frames, solve_over_http
 from pipeline.spark import parallelism, to_pandas
-from pipeline.traffic import member_traffic, partition_rates
+from pipeline.traffic import check_metrics, member_traffic, partition_rates
 
 FLEET_COLUMNS = ("group_id", "kind", "problem")
 DEFAULT_TIME_LIMIT_MS = 2_000
@@ -62,6 +62,10 @@ class PlanSummary:
 def plan(spark: SparkSession, options: PlanOptions, say: Callable[[str], None] = lambda _: None) -> PlanSummary:
     """Solve the snapshot's groups (executors, or the driver over HTTP) and write every output."""
     started = time.monotonic()
+    metrics = None
+    if options.metrics is not None:  # checked before any solving: a bad metrics file fails fast
+        metrics = read_metrics(spark, options.metrics)
+        check_metrics(metrics)
     rows = read_rows(spark, options.snapshot, options.input_format, FLEET_COLUMNS)
     results = _solve(spark, rows, options, say).persist()
     total = results.count()
@@ -79,9 +83,9 @@ def plan(spark: SparkSession, options: PlanOptions, say: Callable[[str], None] =
     assignments.write.mode("overwrite").parquet(f"{target}/assignments")
     errors.orderBy("row").coalesce(1).write.mode("overwrite").json(f"{target}/errors")
     traffic = None
-    if options.metrics is not None:
+    if metrics is not None:
         say("aggregating traffic metrics")
-        rates = partition_rates(read_metrics(spark, options.metrics))
+        rates = partition_rates(metrics)
         traffic_frame = member_traffic(spark.read.parquet(f"{target}/assignments"), stats, rates)
         traffic_frame.write.mode("overwrite").parquet(f"{target}/member_traffic")
         traffic = to_pandas(spark.read.parquet(f"{target}/member_traffic"))

@@ -7,7 +7,6 @@ per strategy), or `report.html`.
 
 from __future__ import annotations
 
-import io
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from pyspark.sql import functions as F
 
 from pipeline.inputs import read_rows
 from pipeline.replay_core import REPLAY_SCHEMA, STEP_FIELDS, STRATEGIES, replay_line
-from pipeline.report import Section, write_report
+from pipeline.report import Section, new_figure, png_bytes, write_report
 from pipeline.spark import parallelism, to_pandas
 
 TRACE_COLUMNS = ("trace_id", "topics", "members", "copartitioned", "events")
@@ -115,12 +114,7 @@ def cumulative_moves(steps: pd.DataFrame) -> pd.DataFrame:
 
 
 def cumulative_moves_chart(steps: pd.DataFrame, strategies: tuple[str, ...]) -> bytes:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, ax = new_figure(1, (8, 4.5))
     if not steps.empty:
         table = cumulative_moves(steps)
         for strategy in strategies:
@@ -130,8 +124,4 @@ def cumulative_moves_chart(steps: pd.DataFrame, strategies: tuple[str, ...]) -> 
     ax.set_title("cumulative partitions moved across the traces")
     ax.set_xlabel("event")
     ax.set_ylabel("partitions moved")
-    fig.tight_layout()
-    out = io.BytesIO()
-    fig.savefig(out, format="png", dpi=100)
-    plt.close(fig)
-    return out.getvalue()
+    return png_bytes(fig)

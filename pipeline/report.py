@@ -11,14 +11,29 @@ from typing import Any
 import pandas as pd
 
 
-def fleet_chart(stats: pd.DataFrame) -> bytes:
-    """PNG: moves (share of owned) and balance (max - min load) across the fleet."""
+def new_figure(columns: int, size: tuple[float, float]) -> tuple[Any, Any]:
+    """A matplotlib figure on the file-only backend (no display needed): (figure, axes)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (moves_ax, balance_ax) = plt.subplots(1, 2, figsize=(11, 4))
+    return plt.subplots(1, columns, figsize=size)
+
+
+def png_bytes(fig: Any) -> bytes:
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    out = io.BytesIO()
+    fig.savefig(out, format="png", dpi=100)
+    plt.close(fig)
+    return out.getvalue()
+
+
+def fleet_chart(stats: pd.DataFrame) -> bytes:
+    """PNG: moves (share of owned) and balance (max - min load) across the fleet."""
+    fig, (moves_ax, balance_ax) = new_figure(2, (11, 4))
     moved = (stats["moves"] / stats["owned"].where(stats["owned"] > 0)).dropna() * 100
     moves_ax.hist(moved, bins=20, range=(0, 100), color="#3b6ea8")
     moves_ax.set_title("partitions moved, % of owned, per group")
@@ -29,11 +44,7 @@ def fleet_chart(stats: pd.DataFrame) -> bytes:
     balance_ax.set_title("balance: max - min load, per group")
     balance_ax.set_xlabel("max - min load")
     balance_ax.set_ylabel("groups")
-    fig.tight_layout()
-    out = io.BytesIO()
-    fig.savefig(out, format="png", dpi=100)
-    plt.close(fig)
-    return out.getvalue()
+    return png_bytes(fig)
 
 
 Section = tuple[str, pd.DataFrame | str]

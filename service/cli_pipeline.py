@@ -33,6 +33,11 @@ def _fail(message: str) -> NoReturn:
     raise typer.Exit(code=2)
 
 
+def _first_line(error: Exception) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"
+
+
 def _say(message: str) -> None:
     console.print(f"[dim]{time.strftime('%H:%M:%S')}[/dim] {message}")
 
@@ -110,6 +115,8 @@ def plan(
         summary = run_plan(session, options, say=_say)
     except (InputError, ServiceUnavailable, ValueError) as error:
         _fail(str(error))
+    except Exception as error:  # Spark's own failures (unreadable Parquet, a lost executor): one line
+        _fail(f"plan failed: {_first_line(error)}")
     finally:
         session.stop()
     _say(
@@ -144,6 +151,8 @@ def replay(
         summary = run_replay(session, options, say=_say)
     except (InputError, ValueError) as error:
         _fail(str(error))
+    except Exception as error:  # Spark's own failures: one line, not a Java stack trace
+        _fail(f"replay failed: {_first_line(error)}")
     finally:
         session.stop()
     _say(f"{summary.traces} traces, {summary.steps} rebalances, {summary.rejected} rejected; report {summary.report}")

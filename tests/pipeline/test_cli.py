@@ -29,6 +29,10 @@ def test_generate_plan_replay_end_to_end(tmp_path: Path) -> None:
                    "--strategy", "optimal", "--strategy", "range", "--master", "local[2]")  # fmt: skip
     assert replayed.returncode == 0, replayed.stderr
     assert "4 traces, 48 rebalances, 0 rejected" in replayed.stderr
+    wrong = run("pipeline", "plan", str(tmp_path / "fleet.jsonl"), "--metrics", str(tmp_path / "plan" / "stats"),
+                "--master", "local[1]")  # fmt: skip
+    assert wrong.returncode == 2 and "Traceback" not in wrong.stderr
+    assert "stickyd: traffic metrics: missing column(s) topic, partition, minute, records, bytes" in wrong.stderr
 
 
 @pytest.mark.parametrize(
@@ -43,3 +47,13 @@ def test_refusals_are_one_line_naming_the_input(args: tuple[str, ...], message: 
     result = run("pipeline", *args, timeout=60)
     assert result.returncode == 2
     assert result.stderr.strip().startswith(message) and "Traceback" not in result.stderr
+
+
+def test_spark_submit_script_runs_the_same_cli() -> None:
+    """`spark-submit service/submit.py pipeline plan ... --master submit` (README: on a cluster)."""
+    script = Path(__file__).resolve().parents[2] / "service" / "submit.py"
+    result = subprocess.run(
+        [sys.executable, str(script), "pipeline", "plan", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert "--master" in result.stdout and "spark-submit" in result.stdout
