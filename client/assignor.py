@@ -27,9 +27,8 @@ from typing import Any
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
-from client.http import StickydClient
+from client.fallback import assign_consumer_or_solve
 from models import ConsumerSolution
-from solvers import solve_consumer
 
 log = logging.getLogger(__name__)
 
@@ -140,16 +139,15 @@ class StickydAssignor(AbstractPartitionAssignor):
         }
 
     def _ask_service(self, problem: dict[str, Any]) -> ConsumerSolution:
-        try:
-            with StickydClient(self.url, timeout=self.timeout_ms / 1000, retries=1) as client:
-                solution = client.assign_consumer(problem)
-        except Exception as error:  # noqa: BLE001 - any failure: the group must rebalance anyway
+        solution, error = assign_consumer_or_solve(
+            self.url, problem, self.timeout_ms / 1000, self.fallback_time_limit_ms
+        )
+        if error is not None:  # the group rebalanced anyway, in-process
             self.fallbacks += 1
             if not self._outage:
                 log.warning("stickyd at %s unavailable (%s); assigning in-process until it is back", self.url, error)
             self._outage = True
-            local = {**problem, "options": {**problem["options"], "time_limit_ms": self.fallback_time_limit_ms}}
-            return solve_consumer(local)
+            return solution
         if self._outage:
             log.info("stickyd at %s answers again", self.url)
         self._outage = False

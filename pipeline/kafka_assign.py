@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from client.http import StickydClient
+from client.fallback import assign_consumer_or_solve
 from models import ConsumerSolution
 from solvers import solve_consumer
 
@@ -96,13 +96,12 @@ def kafka_assign(
 
 
 def _solve(problem: dict[str, Any], service_url: str | None, timeout_s: float) -> ConsumerSolution:
-    if service_url is not None:
-        try:
-            with StickydClient(service_url, timeout=timeout_s, retries=1) as client:
-                return client.assign_consumer(problem)
-        except Exception as error:  # the driver must start anyway: solve here instead
-            log.warning("stickyd at %s did not answer (%s); solving in-process", service_url, error)
-    return solve_consumer(problem)
+    if service_url is None:
+        return solve_consumer(problem)
+    solution, error = assign_consumer_or_solve(service_url, problem, timeout_s)
+    if error is not None:  # the driver starts anyway, with the in-process answer
+        log.warning("stickyd at %s did not answer (%s); solved in-process", service_url, error)
+    return solution
 
 
 def _read_state(path: Path) -> dict[str, Any]:

@@ -113,18 +113,15 @@ def _problem(
     strategy: str,
     time_limit_ms: int,
 ) -> ConsumerProblem:
-    claimed = [
-        ConsumerMember(id=m.id, topics=m.topics, owned=owned.get(m.id, {}), generation=generation - 1)
-        if m.id in owned
-        else m
-        for m in members
-    ]
+    # each member claims what the previous step gave it, at that step's generation (KIP-341)
+    claims = {m: {"owned": parts, "generation": generation - 1} for m, parts in owned.items()}
+    claimed = [{"id": m.id, "topics": m.topics} | claims.get(m.id, {}) for m in members]
     options: dict[str, Any] = {"strategy": "optimal" if strategy == "cooperative" else strategy}
     options |= {"time_limit_ms": time_limit_ms, "protocol": "cooperative" if strategy == "cooperative" else "eager"}
     return ConsumerProblem.model_validate(
         {
             "topics": topics,
-            "members": [m.model_dump() for m in claimed],
+            "members": claimed,
             "copartitioned": trace.copartitioned,
             "options": options,
         }

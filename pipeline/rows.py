@@ -132,10 +132,6 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def problem_payload(fleet_row: FleetRow) -> dict[str, Any]:
-    return fleet_row.problem.model_dump(mode="json", exclude_none=True)
-
-
 def consumer_result(fleet_row: FleetRow, solution: ConsumerSolution) -> Result:
     """Stats and assignment rows of a consumer group (the target, in the cooperative protocol)."""
     s = solution.stats

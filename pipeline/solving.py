@@ -8,9 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from client.http import StickydClient, StickydError
-from models import ConsumerProblem, ConsumerSolution
-from models.streams import StreamsSolution
-from pipeline.rows import FleetRow, Result, RowError, consumer_result, parse_row, problem_payload, streams_result
+from models import ConsumerProblem
+from pipeline.rows import FleetRow, Result, RowError, consumer_result, parse_row, streams_result
 from solvers import solve_consumer, solve_streams
 
 if TYPE_CHECKING:
@@ -119,9 +118,7 @@ def _ask_service(client: StickydClient, row: int, raw: str, time_limit_ms: int |
 
 
 def _service_result(client: StickydClient, fleet_row: FleetRow) -> Result:
-    payload = problem_payload(fleet_row)
-    if fleet_row.kind == "consumer":
-        consumer: ConsumerSolution = client.assign_consumer(payload)
-        return consumer_result(fleet_row, consumer)
-    streams: StreamsSolution = client.assign_streams(payload)
-    return streams_result(fleet_row, streams)
+    problem = fleet_row.problem
+    if isinstance(problem, ConsumerProblem):
+        return consumer_result(fleet_row, client.assign_consumer(problem))
+    return streams_result(fleet_row, client.assign_streams(problem))

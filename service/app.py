@@ -123,14 +123,17 @@ def _record(services: Services, endpoint: str, result: JobResult, elapsed: float
     )
 
 
+ASSIGN_ERRORS: dict[int | str, dict[str, Any]] = {
+    413: {"description": "over the server's size limits"},
+    422: {"description": "not the contract; `detail` names the field"},
+}
+
+
 @assign.post(
     "/consumer",
     response_model=ConsumerSolution,
     summary="Assign a consumer group's partitions (contract section 1)",
-    responses={
-        413: {"description": "over the server's size limits"},
-        422: {"description": "not the contract; `detail` names the field"},
-    },
+    responses=ASSIGN_ERRORS,
 )
 async def assign_consumer(request: Request, services: ServicesDep) -> Response:
     return await _handle("consumer", request, services)
@@ -140,10 +143,7 @@ async def assign_consumer(request: Request, services: ServicesDep) -> Response:
     "/streams",
     response_model=StreamsSolution,
     summary="Assign a Kafka Streams application's tasks (contract section 2)",
-    responses={
-        413: {"description": "over the server's size limits"},
-        422: {"description": "not the contract; `detail` names the field"},
-    },
+    responses=ASSIGN_ERRORS,
 )
 async def assign_streams(request: Request, services: ServicesDep) -> Response:
     return await _handle("streams", request, services)

@@ -42,13 +42,14 @@ EXACT_STANDBY_ARCS = 2_000_000
 
 def solve_streams_flows(index: StreamsIndex) -> StreamsTarget:
     active = _solve_actives(index)
+    classes = _standby_classes(index, active)
     try:
-        standby = _solve_standbys(index, active, per_class=False)
+        standby = _solve_standbys(index, active, classes, per_class=False)
     except SolverFailure:
         # the pooled counts could not be dealt out: every class straight to every client instead
-        if _standby_classes(index, active)[0] * index.client_count > EXACT_STANDBY_ARCS:
+        if len(classes) * index.client_count > EXACT_STANDBY_ARCS:
             raise
-        standby = _solve_standbys(index, active, per_class=True)
+        standby = _solve_standbys(index, active, classes, per_class=True)
     return StreamsTarget(active=active, standby=standby)
 
 
@@ -56,13 +57,13 @@ StandbyClass = tuple[tuple[int, frozenset[int]], list[int]]
 """((active owner, previous standby clients), its tasks)."""
 
 
-def _standby_classes(index: StreamsIndex, active: np.ndarray) -> tuple[int, list[StandbyClass]]:
+def _standby_classes(index: StreamsIndex, active: np.ndarray) -> list[StandbyClass]:
     """Stateful tasks grouped by (active owner, previous standby clients other than the owner)."""
     keys: dict[tuple[int, frozenset[int]], list[int]] = {}
     for t in np.flatnonzero(index.stateful).tolist():
         owner = int(active[t])
         keys.setdefault((owner, index.prev_standby[t] - {owner}), []).append(t)
-    return len(keys), list(keys.items())
+    return list(keys.items())
 
 
 @dataclass(frozen=True)
@@ -180,7 +181,9 @@ def _solve_actives(index: StreamsIndex) -> np.ndarray:
     return owners[0]
 
 
-def _solve_standbys(index: StreamsIndex, active: np.ndarray, per_class: bool) -> np.ndarray:
+def _solve_standbys(
+    index: StreamsIndex, active: np.ndarray, classes: list[StandbyClass], per_class: bool
+) -> np.ndarray:
     """Pooled (per_class=False): a class's new replicas go through its owner's pool, bounded per
     client by the pool's tasks; small, but the counts may not deal out. Per class: a class's
     replicas go straight to each client, at most one per task; exact, larger."""
@@ -189,7 +192,6 @@ def _solve_standbys(index: StreamsIndex, active: np.ndarray, per_class: bool) ->
     tasks = np.flatnonzero(index.stateful)
     if r == 0 or len(tasks) == 0:
         return standby
-    classes = _standby_classes(index, active)[1]
     owners = sorted({owner for (owner, _), _ in classes})
     net = FlowNetwork()
     class0 = net.add_nodes(len(classes))
@@ -358,7 +360,9 @@ def _place_standbys(
         needs = {t: r - len(held.get(t, [])) for t in sorted(by_owner[owner]) if len(held.get(t, [])) < r}
         if sum(count for count, _ in takes) != sum(needs.values()):
             raise SolverFailure("some standby replicas were left unplaced")
-        dealt = _deal_largest_need_first(takes, needs, held) or _deal_by_matching(takes, needs, held)
+        dealt = _deal_largest_need_first(takes, needs, held)
+        if dealt is None:
+            dealt = _deal_by_matching(takes, needs, held)
         if dealt is None:
             raise SolverFailure("standby counts could not be realised without duplicate replicas")
         for t, replicas in dealt.items():

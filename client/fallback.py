@@ -1,0 +1,30 @@
+"""Ask stickyd, and if it does not answer (down, slow, an error status), solve in this process.
+
+What runs inside Kafka clients and Spark drivers must never wait on the service: the caller
+gets an answer either way, and the error that sent it in-process, to count or log as it likes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from client.http import StickydClient
+from models import ConsumerSolution
+from solvers import solve_consumer
+
+
+def assign_consumer_or_solve(
+    url: str, problem: dict[str, Any], timeout_s: float, fallback_time_limit_ms: int | None = None
+) -> tuple[ConsumerSolution, Exception | None]:
+    """(the service's answer, None), or (the in-process answer, why the service was not used).
+
+    `fallback_time_limit_ms` replaces the problem's limit for the in-process solve.
+    """
+    try:
+        with StickydClient(url, timeout=timeout_s, retries=1) as client:
+            return client.assign_consumer(problem), None
+    except Exception as error:  # noqa: BLE001 - any failure: the caller must get an answer anyway
+        local = problem
+        if fallback_time_limit_ms is not None:
+            local = {**problem, "options": {**problem.get("options", {}), "time_limit_ms": fallback_time_limit_ms}}
+        return solve_consumer(local), error
