@@ -11,8 +11,8 @@ ENV PATH=/opt/stickyd/bin:$PATH
 WORKDIR /src
 # dependencies first, in their own layer: they change far less often than the source
 COPY pyproject.toml README.md ./
-RUN mkdir -p models solvers service client pipeline \
-    && touch models/__init__.py solvers/__init__.py service/__init__.py client/__init__.py pipeline/__init__.py \
+RUN mkdir -p models solvers service client pipeline cli \
+    && touch models/__init__.py solvers/__init__.py service/__init__.py client/__init__.py pipeline/__init__.py cli/__init__.py \
     && pip install . \
     && pip uninstall --yes stickyd
 COPY models ./models
@@ -20,6 +20,7 @@ COPY solvers ./solvers
 COPY service ./service
 COPY client ./client
 COPY pipeline ./pipeline
+COPY cli ./cli
 RUN pip install --no-deps .
 
 # the pipeline's extra Python dependencies (pyspark, pyarrow, pandas, matplotlib), only in its image;

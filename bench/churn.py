@@ -21,8 +21,8 @@ from kafka.coordinator.assignors.range import RangePartitionAssignor
 from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 
 from bench.results import machine_line, write_section
+from cli.child_service import running_service
 from client.assignor import StickydAssignor
-from service.process import running_service
 from tests.kafka.broker import tansu_broker
 from tests.kafka.harness import Member
 

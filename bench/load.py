@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 
 from bench.results import machine_line, write_section
-from service.process import running_service
+from cli.child_service import running_service
 from solvers import solve_consumer
 
 CONCURRENCY = [1, 8, 32]

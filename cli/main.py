@@ -12,9 +12,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from cli.pipeline import pipeline_app
 from models import ConsumerSolution, ProblemError
 from models.streams import StreamsSolution
-from service.cli_pipeline import pipeline_app
 from solvers import solve_consumer, solve_streams
 
 app = typer.Typer(help="stickyd: provably balanced, minimally moving Kafka assignments.", no_args_is_help=True)
@@ -22,7 +22,7 @@ solve_app = typer.Typer(help="Solve one problem in the contract's JSON format.",
 app.add_typer(solve_app, name="solve")
 app.add_typer(pipeline_app, name="pipeline")
 
-EXAMPLES = Path(__file__).parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[1] / "service" / "examples"
 
 
 def _read(file: str) -> Any:
@@ -171,8 +171,8 @@ def demo(
             else:
                 print_consumer_table(solve_consumer(problem))
         return
+    from cli.child_service import running_service
     from client.http import StickydClient
-    from service.process import running_service
 
     with running_service() as service, StickydClient(service.url) as client:
         url = service.url

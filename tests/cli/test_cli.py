@@ -8,7 +8,7 @@ import sys
 
 from tests.conftest import CONTRACT, assert_valid, load_example
 
-STICKYD = [sys.executable, "-m", "service"]
+STICKYD = [sys.executable, "-m", "cli"]
 
 
 def _run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -38,7 +38,7 @@ def running_service(env: dict[str, str] | None = None, startup_s: float = 60.0) 
     # the log goes to a file: a pipe that nobody reads would fill up and stall the server
     with tempfile.TemporaryFile(mode="w+") as log:
         child = subprocess.Popen(
-            [sys.executable, "-m", "service", "serve"], env=child_env, stdout=log, stderr=subprocess.STDOUT
+            [sys.executable, "-m", "cli", "serve"], env=child_env, stdout=log, stderr=subprocess.STDOUT
         )
         try:
             _wait_ready(url, child, startup_s, log)

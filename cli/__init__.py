@@ -1,0 +1,1 @@
+"""The `stickyd` command line: solve, serve, demo and the pipeline jobs."""
