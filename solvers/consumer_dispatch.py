@@ -12,6 +12,7 @@ from models.consumer import ConsumerProblem, ConsumerSolution
 from models.consumer_index import ConsumerIndex, index_consumer_problem
 from models.consumer_validation import unit_violations
 from models.errors import parse
+from solvers.budget import TimeBudget
 from solvers.consumer_baselines import solve_range, solve_roundrobin
 from solvers.consumer_classes import build_classes
 from solvers.consumer_cpsat import solve_cpsat
@@ -33,17 +34,20 @@ def solve_consumer(
     *,
     default_time_limit_ms: int = DEFAULT_TIME_LIMIT_MS,
     fallback_reason: str | None = None,
+    budget: TimeBudget | None = None,
 ) -> ConsumerSolution:
     """Assign partitions as `problem.options.strategy` says; always a valid answer.
 
     `fallback_reason` (set by a caller whose own deadline passed) skips straight to the
-    KIP-54 heuristic and says why in `stats`. Raises models.ProblemError (naming the field)
-    when the request does not fit the contract.
+    KIP-54 heuristic and says why in `stats`. `budget` (made where the request arrived) bounds
+    the whole call; without one, the request's `time_limit_ms` counts from now. Raises
+    models.ProblemError (naming the field) when the request does not fit the contract.
     """
     started = time.monotonic()
     problem = parse(ConsumerProblem, problem)
     options = problem.options
-    limit_s = (options.time_limit_ms or default_time_limit_ms) / 1000
+    if budget is None:
+        budget = TimeBudget.of_ms(options.time_limit_ms or default_time_limit_ms, started=started)
     index = index_consumer_problem(problem)
     if fallback_reason is not None:
         owners = solve_sticky(index)
@@ -55,7 +59,7 @@ def solve_consumer(
     elif options.strategy == "sticky":
         owners, outcome = solve_sticky(index), Outcome("sticky", "kip54-sticky", False, False)
     else:
-        owners, outcome = _optimal_or_fallback(index, problem, started + limit_s * OPTIMAL_SHARE)
+        owners, outcome = _optimal_or_fallback(index, problem, budget.share(OPTIMAL_SHARE).deadline)
     if options.strategy == "optimal" and not outcome.fallback:
         problems = unit_violations(index, owners)
         if problems:

@@ -11,6 +11,7 @@ from models.errors import parse
 from models.streams import StreamsProblem, StreamsSolution
 from models.streams_index import StreamsIndex, index_streams_problem
 from models.streams_validation import target_violations
+from solvers.budget import TimeBudget
 from solvers.errors import SolverFailure, SolveTimeout
 from solvers.streams_baselines import solve_greedy, solve_sticky
 from solvers.streams_flow import StreamsTarget, solve_streams_flows
@@ -27,14 +28,19 @@ def solve_streams(
     *,
     default_time_limit_ms: int = DEFAULT_TIME_LIMIT_MS,
     fallback_reason: str | None = None,
+    budget: TimeBudget | None = None,
 ) -> StreamsSolution:
     """Assign Streams tasks as `problem.options.strategy` says; always a valid answer.
 
-    Raises models.ProblemError (naming the field) when the request does not fit the contract.
+    `budget` (made where the request arrived) bounds the whole call; without one, the request's
+    `time_limit_ms` counts from now. Raises models.ProblemError (naming the field) when the
+    request does not fit the contract.
     """
     started = time.monotonic()
     problem = parse(StreamsProblem, problem)
     options = problem.options
+    if budget is None:
+        budget = TimeBudget.of_ms(options.time_limit_ms or default_time_limit_ms, started=started)
     index = index_streams_problem(problem)
     if fallback_reason is not None:
         target = solve_sticky(index)
@@ -44,8 +50,7 @@ def solve_streams(
     elif options.strategy == "sticky":
         target, outcome = solve_sticky(index), StreamsOutcome("sticky", "sticky", False, False)
     else:
-        limit_s = (options.time_limit_ms or default_time_limit_ms) / 1000 * OPTIMAL_SHARE
-        target, outcome = _optimal_or_fallback(index, started + limit_s)
+        target, outcome = _optimal_or_fallback(index, budget.share(OPTIMAL_SHARE).deadline)
     return build_streams_solution(problem, index, target, outcome, (time.monotonic() - started) * 1000)
 
 
