@@ -122,9 +122,9 @@ def _sizes(kind: Kind, data: dict[str, Any]) -> dict[str, int]:
         counts = data.get("topics")
         people = data.get("members")
     else:
-        counts = {
-            str(i): s.get("partitions") for i, s in enumerate(data.get("subtopologies") or []) if isinstance(s, dict)
-        }
+        subtopologies = data.get("subtopologies")
+        listed = subtopologies if isinstance(subtopologies, list) else []
+        counts = {str(i): s.get("partitions") for i, s in enumerate(listed) if isinstance(s, dict)}
         people = data.get("clients")
     partitions = 0
     if isinstance(counts, dict):

@@ -72,6 +72,15 @@ def test_bad_bodies_get_422_naming_the_field(client: TestClient, body: bytes, fi
     assert response.json()["detail"].startswith(field)
 
 
+@pytest.mark.parametrize("subtopologies", [5, "0", {"id": "0"}, [5]])
+def test_streams_bodies_of_the_wrong_shape_get_422_naming_subtopologies(client: TestClient, subtopologies: Any) -> None:
+    """A scalar or mapping where the list of subtopologies belongs is the client's mistake, never a 5xx."""
+    body = {"subtopologies": subtopologies, "clients": [{"id": "a"}]}
+    response = client.post("/v1/assign/streams", json=body)
+    assert response.status_code == 422
+    assert response.json()["field"].startswith("subtopologies")
+
+
 def test_over_the_size_limits_gets_413_naming_the_limit(client: TestClient) -> None:
     many_partitions = {"topics": {"t": 20_000}, "members": [{"id": "a", "topics": ["t"]}]}
     response = client.post("/v1/assign/consumer", json=many_partitions)
