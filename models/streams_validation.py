@@ -65,6 +65,9 @@ def validate_streams_solution(problem: StreamsProblem, solution: StreamsSolution
         else:
             standby[t, : len(holders)] = holders
     out += target_violations(index, active, standby)
+    if out:
+        return out
+    out += _check_stats(index, solution, active, standby)
     out += _check_running(problem, index, solution, active, ids, position)
     return out
 
@@ -83,14 +86,22 @@ def _check_running(
     warmups = 0
     for client, parts in solution.assignment.items():
         j = position[client]
+        for role, tasks in (("active", parts.active), ("standby", parts.standby), ("warmup", parts.warmup)):
+            if tasks != sorted(tasks, key=lambda x: ids.get(x, -1)) or len(set(tasks)) != len(tasks):
+                out.append(f"assignment.{client}.{role}: not sorted or has duplicates")
+            unknown = [task for task in tasks if task not in ids]
+            if unknown:
+                out.append(f"assignment.{client}.{role}: unknown task {unknown[0]}")
         for task in parts.active:
-            t = ids[task]
+            t = ids.get(task)
+            if t is None:
+                continue
             if running[t] >= 0:
                 out.append(f"assignment: {task} active on two clients")
             running[t] = j
         for task in parts.warmup:
             warmups += 1
-            if target[ids[task]] != j:
+            if task in ids and target[ids[task]] != j:
                 out.append(f"assignment.{client}.warmup: {task} warms up where it is not targeted")
         target_standby = set(solution.target[client].standby)
         if set(parts.standby) != target_standby - set(parts.active):
@@ -106,5 +117,47 @@ def _check_running(
     if solution.followup_rebalance != bool((running != target).any()):
         out.append("followup_rebalance: must be true exactly while assignment differs from target")
     if solution.stats.warmups != warmups:
-        out.append("stats.warmups: does not count the warm-up replicas")
+        out.append(f"stats.warmups: says {solution.stats.warmups}, the assignment has {warmups}")
+    return out
+
+
+def _check_stats(index: StreamsIndex, solution: StreamsSolution, active: np.ndarray, standby: np.ndarray) -> list[str]:
+    """The stats tell the truth about the target: moves, balance, and no optimal fallback."""
+    stats = solution.stats
+    n = index.client_count
+    had = index.stateful & (index.prev_active >= 0)
+    moved_standbys = 0
+    for t in np.flatnonzero(index.stateful).tolist():
+        holders = set(standby[t].tolist()) | {int(active[t])}
+        moved_standbys += len(index.prev_standby[t] - holders)
+    counts = np.bincount(active, minlength=n)
+    stateful = np.bincount(active[index.stateful], minlength=n) + np.bincount(standby[standby >= 0], minlength=n)
+    if len(set(index.capacity.tolist())) > 1:
+        counts = counts - index.active_bounds()[0]
+        stateful = stateful - index.stateful_bounds()[0]
+    spread = 0
+    for s in range(len(index.subtopologies)):
+        per_client = np.bincount(active[index.task_sub == s], minlength=n)
+        spread = max(spread, int(per_client.max() - per_client.min()))
+    truth: dict[str, object] = {
+        "active_moves": int((had & (active != index.prev_active)).sum()),
+        "standby_moves": moved_standbys,
+        "balance.active": [int(counts.min()), int(counts.max())],
+        "balance.stateful": [int(stateful.min()), int(stateful.max())],
+        "balance.subtopology_spread": spread,
+    }
+    said: dict[str, object] = {
+        "active_moves": stats.active_moves,
+        "standby_moves": stats.standby_moves,
+        "balance.active": list(stats.balance.active),
+        "balance.stateful": list(stats.balance.stateful),
+        "balance.subtopology_spread": stats.balance.subtopology_spread,
+    }
+    out = [
+        f"stats.{name}: says {said[name]}, the target has {value}"
+        for name, value in truth.items()
+        if said[name] != value
+    ]
+    if stats.optimal and stats.fallback:
+        out.append("stats: a fallback answer cannot be optimal")
     return out
