@@ -11,6 +11,7 @@ import pytest
 
 from cli.child_service import ServiceProcess, running_service
 from models import ConsumerProblem, ConsumerSolution, validate_consumer_solution
+from tests.kafka.apache_kafka import ApacheKafka, apache_kafka_broker, kafka_jars_built
 
 CONTRACT = Path(__file__).resolve().parents[1] / "service" / "examples"
 EXPECTED_FILE = Path(__file__).resolve().parent / "expected.json"
@@ -45,3 +46,14 @@ def service() -> Iterator[ServiceProcess]:
     """A real `stickyd serve` on a free loopback port, stopped after the session."""
     with running_service({"STICKYD_WORKERS": "2", "STICKYD_MAX_PARTITIONS": "200000"}) as running:
         yield running
+
+
+@pytest.fixture(scope="session")
+def apache_kafka() -> Iterator[ApacheKafka]:
+    """One real Apache Kafka 4.x broker (KRaft, single node) for the whole session, from the Maven jars
+    in plugins/kafka/target; `.bootstrap` is "127.0.0.1:PORT". For extra broker properties start your
+    own with `tests.kafka.apache_kafka.apache_kafka_broker(extra_properties)`."""
+    if not kafka_jars_built():
+        pytest.skip("Kafka jars not built: run `mvn -q -B -f plugins/kafka/pom.xml package` (scripts/test does)")
+    with apache_kafka_broker() as broker:
+        yield broker

@@ -1,0 +1,175 @@
+"""A real Apache Kafka broker for tests: one KRaft node (combined broker + controller) started from the
+jars that `mvn package` copies to plugins/kafka/target/kafka-libs/, with stickyd's plug-in jar on the
+class path, on free loopback ports, storage formatted in a temporary folder.
+
+`apache_kafka_broker(extra_properties)` starts one and stops it (and its process group) on exit; the
+session-scoped `apache_kafka` fixture in tests/conftest.py shares one across the test run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+from base64 import urlsafe_b64encode
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+from cli.child_service import free_port
+
+PLUGIN_TARGET = Path(__file__).resolve().parents[2] / "plugins" / "kafka" / "target"
+KAFKA_LIBS = PLUGIN_TARGET / "kafka-libs"
+PLUGIN_JAR = PLUGIN_TARGET / "stickyd-kafka.jar"
+CLASSPATH = f"{KAFKA_LIBS}/*:{PLUGIN_JAR}"
+READY_LINE = "Kafka Server started"
+
+# Test-friendly defaults: one partition for internal topics, no initial rebalance delay, and the
+# KIP-848 consumer group timings lowered (the broker's minimums) so rebalances settle in seconds.
+TEST_PROPERTIES: dict[str, str] = {
+    "offsets.topic.replication.factor": "1",
+    "offsets.topic.num.partitions": "1",
+    "transaction.state.log.replication.factor": "1",
+    "transaction.state.log.min.isr": "1",
+    "share.coordinator.state.topic.replication.factor": "1",
+    "share.coordinator.state.topic.min.isr": "1",
+    "group.initial.rebalance.delay.ms": "0",
+    "group.consumer.heartbeat.interval.ms": "500",
+    "group.consumer.min.heartbeat.interval.ms": "500",
+    "group.consumer.session.timeout.ms": "6000",
+    "group.consumer.min.session.timeout.ms": "6000",
+    "group.streams.heartbeat.interval.ms": "500",
+    "group.streams.min.heartbeat.interval.ms": "500",
+    "group.streams.session.timeout.ms": "6000",
+    "group.streams.min.session.timeout.ms": "6000",
+    "num.partitions": "1",
+    "auto.create.topics.enable": "true",
+    "log.flush.interval.messages": "1000000",
+}
+
+LOG4J2 = """\
+status = error
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = {log}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = warn
+rootLogger.appenderRef.file.ref = file
+logger.raft.name = kafka.server.KafkaRaftServer
+logger.raft.level = info
+logger.stickyd.name = io.stickyd
+logger.stickyd.level = info
+"""
+
+
+def kafka_jars_built() -> bool:
+    return PLUGIN_JAR.is_file() and any(KAFKA_LIBS.glob("kafka_2.13-*.jar"))
+
+
+@dataclass(frozen=True)
+class ApacheKafka:
+    """A running broker: `bootstrap` is "127.0.0.1:PORT"; `log` is its log4j file (WARN and up, plus
+    the server's start line and io.stickyd at INFO)."""
+
+    bootstrap: str
+    pid: int
+    log: Path
+    properties: Mapping[str, str]
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+
+@contextmanager
+def apache_kafka_broker(
+    extra_properties: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    startup_s: float = 90.0,
+    heap: str = "-Xmx512m",
+) -> Iterator[ApacheKafka]:
+    """Formats KRaft storage in a temporary folder, starts `kafka.Kafka` on free loopback ports with
+    TEST_PROPERTIES plus `extra_properties` (which win), waits for the server's start line, and on exit
+    stops the broker's whole process group (SIGTERM, then SIGKILL)."""
+    if not kafka_jars_built():
+        raise RuntimeError(f"Kafka jars not built: run `mvn -q -B -f plugins/kafka/pom.xml package` ({PLUGIN_JAR})")
+    with tempfile.TemporaryDirectory(prefix="apache-kafka-") as tmp:
+        folder = Path(tmp)
+        port, controller_port = free_port(), free_port()
+        properties = {
+            "process.roles": "broker,controller",
+            "node.id": "1",
+            "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "log.dirs": str(folder / "data"),
+            **TEST_PROPERTIES,
+            **(extra_properties or {}),
+        }
+        config = folder / "server.properties"
+        config.write_text("".join(f"{key}={value}\n" for key, value in properties.items()))
+        log = folder / "server.log"
+        log4j = folder / "log4j2.properties"
+        log4j.write_text(LOG4J2.format(log=log))
+        java = [
+            "java",
+            heap,
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            "-Xshare:auto",
+            f"-Dlog4j2.configurationFile={log4j}",
+            "-cp",
+            CLASSPATH,
+        ]
+        cluster_id = urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        subprocess.run(
+            [*java, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(config)],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        child_env = {**os.environ, **(env or {})}
+        with (folder / "stdout.log").open("w") as out:
+            child = subprocess.Popen(
+                [*java, "kafka.Kafka", str(config)],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=child_env,
+                start_new_session=True,
+            )
+            broker = ApacheKafka(bootstrap=f"127.0.0.1:{port}", pid=child.pid, log=log, properties=properties)
+            try:
+                _wait_started(broker, child, folder / "stdout.log", startup_s)
+                yield broker
+            finally:
+                _stop_group(child)
+
+
+def _wait_started(broker: ApacheKafka, child: subprocess.Popen[bytes], stdout: Path, startup_s: float) -> None:
+    deadline = time.monotonic() + startup_s
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            raise RuntimeError(
+                f"Kafka exited with {child.returncode}: {stdout.read_text()[-2000:]} {broker.log_text()[-2000:]}"
+            )
+        if READY_LINE in broker.log_text():
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"Kafka did not start within {startup_s:.0f} s: {broker.log_text()[-2000:]}")
+
+
+def _stop_group(child: subprocess.Popen[bytes], grace_s: float = 15.0) -> None:
+    """SIGTERM to the broker's process group (a clean controlled shutdown), SIGKILL after grace_s."""
+    with suppress(ProcessLookupError):
+        os.killpg(child.pid, signal.SIGTERM)
+    with suppress(subprocess.TimeoutExpired):
+        child.wait(timeout=grace_s)
+    with suppress(ProcessLookupError):
+        os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
