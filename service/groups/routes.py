@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -26,6 +27,8 @@ from service.groups.api import (
 )
 from service.groups.rebalance import ATTEMPTS, Answer, GroupRebalancer, refusal
 from service.groups.tenancy import Tenant
+from service.jobs import JobResult
+from service.request_body import ClientGone, media_type_error, read_body
 from service.store import (
     Retention,
     StaleWrite,
@@ -39,12 +42,15 @@ from service.store import (
     update_state,
 )
 
+log = logging.getLogger("stickyd.access")
+
 
 @asynccontextmanager
 async def _open_store(app: FastAPI) -> AsyncIterator[None]:
     services = app.state.services
     settings = services.settings
     database = await asyncio.to_thread(open_database, settings.data_dir, settings.database_url)
+    app.state.database = database
     app.state.groups = GroupRebalancer(
         database,
         services.pool,
@@ -81,6 +87,19 @@ def _unknown(group_id: str) -> Response:
     return _json(refusal(404, "group_id", f"no group {group_id!r}"))
 
 
+async def _read(request: Request) -> bytes | Response:
+    """The body, or the 415/413/408 answer (a client gone before its body was complete: 400)."""
+    settings = request.app.state.services.settings
+    try:
+        body = media_type_error(request) or await read_body(request, settings.max_body_bytes, settings.body_timeout_s)
+    except ClientGone:
+        log.info("endpoint=%s client disconnected before its body was complete", request.url.path)
+        return Response(status_code=400)
+    if isinstance(body, JobResult):
+        return Response(content=body.body, status_code=body.status, media_type="application/json")
+    return body
+
+
 async def _live(rebalancer: GroupRebalancer, tenant: str, group_id: str) -> StoredGroup | None:
     stored = await asyncio.to_thread(load_group, rebalancer.database, tenant, group_id)
     return stored if stored is not None and not stored.forgotten else None
@@ -94,6 +113,7 @@ async def _live(rebalancer: GroupRebalancer, tenant: str, group_id: str) -> Stor
         **ERRORS,
         409: {"description": "`generation` is not the group's current one; the body's `generation` says which is"},
         413: {"description": "over the server's size limits"},
+        415: {"description": "the body is not declared application/json"},
     },
     openapi_extra={
         "requestBody": {
@@ -103,13 +123,17 @@ async def _live(rebalancer: GroupRebalancer, tenant: str, group_id: str) -> Stor
     },
 )
 async def rebalance(group_id: str, request: Request, tenant: Tenant, rebalancer: Rebalancer) -> Response:
-    limit = request.app.state.services.settings.max_body_bytes
-    body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            return _json(refusal(413, "body", f"request body exceeds this server's limit of {limit} bytes"))
-    return _json(await rebalancer.rebalance(tenant, group_id, body))
+    body = await _read(request)
+    if isinstance(body, Response):
+        return body
+    answer = await rebalancer.rebalance(tenant, group_id, body)
+    log.info(
+        "endpoint=/v1/groups/{group_id}/rebalance status=%d group=%s generation=%s",
+        answer.status,
+        group_id,
+        answer.body.get("generation"),
+    )
+    return _json(answer)
 
 
 @groups.get("", response_model=GroupList, summary="This tenant's groups")
@@ -189,8 +213,11 @@ async def history(
     responses=ERRORS,
 )
 async def leave(group_id: str, request: Request, tenant: Tenant, rebalancer: Rebalancer) -> Response | GroupState:
+    body = await _read(request)
+    if isinstance(body, Response):
+        return body
     try:
-        asked = LeaveRequest.model_validate(json.loads(await request.body()))
+        asked = LeaveRequest.model_validate(json.loads(body))
     except ValidationError as error:
         problem = first_problem(error)
         return _json(refusal(422, problem.field, problem.reason))

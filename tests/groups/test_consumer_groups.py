@@ -13,7 +13,7 @@ from tests.groups.conftest import ok, rebalance
 
 def problem(*members: str, **options: Any) -> dict[str, Any]:
     body: dict[str, Any] = {
-        "topics": {"orders": partitions},
+        "topics": {"orders": 6},
         "members": [{"id": m, "topics": ["orders"]} for m in members],
     }
     if options:
