@@ -13,6 +13,7 @@ from rich.console import Console
 
 from cli.demo import DemoExample
 from cli.pipeline import pipeline_app
+from cli.snapshot import snapshot
 from cli.tables import print_consumer_table, print_streams_table
 from models import ConsumerProblem, ConsumerSolution, ProblemError, parse
 from models.streams import StreamsProblem, StreamsSolution
@@ -22,6 +23,7 @@ app = typer.Typer(help="stickyd: provably balanced, minimally moving Kafka assig
 solve_app = typer.Typer(help="Solve one problem in the contract's JSON format.", no_args_is_help=True)
 app.add_typer(solve_app, name="solve")
 app.add_typer(pipeline_app, name="pipeline")
+app.command()(snapshot)
 
 
 def _read(file: str) -> Any:
