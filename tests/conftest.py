@@ -43,6 +43,17 @@ def example():
 
 
 @pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """One real local SparkSession (pyspark + pyarrow + the machine's Java 17) for every test that
+    needs Spark, whatever its folder: a JVM starts once per test run."""
+    from pipeline.spark import spark_session
+
+    session = spark_session("local[2]", "stickyd-tests")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
 def service() -> Iterator[ServiceProcess]:
     """A real `stickyd serve` on a free loopback port, stopped after the session."""
     with running_service({"STICKYD_WORKERS": "2", "STICKYD_MAX_PARTITIONS": "200000"}) as running:

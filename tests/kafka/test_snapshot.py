@@ -182,18 +182,19 @@ def test_snapshot_lag_is_end_offset_minus_committed_per_owned_partition(
     assert lag == {}  # no row for a partition the groups do not use
 
 
-def test_pipeline_plan_on_the_snapshot_gives_the_moves_stickyd_would_make(snapshot_dir: Path, tmp_path: Path) -> None:
+def test_pipeline_plan_on_the_snapshot_gives_the_moves_stickyd_would_make(
+    snapshot_dir: Path, spark: Any, tmp_path: Path
+) -> None:
     """Range left the unequal subscriptions unbalanced (3 vs 6), so stickyd moves partitions there;
-    RoundRobin's 2-2-2 is already optimal, so nothing moves."""
+    RoundRobin's 2-2-2 is already optimal, so nothing moves. (The plan runs on the test run's shared
+    SparkSession, as `stickyd pipeline plan` would.)"""
     import pandas as pd
 
-    out = tmp_path / "plan"
-    result = subprocess.run(
-        [*STICKYD, "pipeline", "plan", str(snapshot_dir / "fleet.jsonl"), "--out", str(out), "--master", "local[1]"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    stats = pd.read_parquet(out / "stats").set_index("group_id")
+    from pipeline.plan import PlanOptions, plan
+
+    summary = plan(spark, PlanOptions(str(snapshot_dir / "fleet.jsonl"), tmp_path / "plan"))
+    assert (summary.solved, summary.rejected) == (3, 0)
+    stats = pd.read_parquet(tmp_path / "plan" / "stats").set_index("group_id")
     for row in _rows(snapshot_dir / "fleet.jsonl"):
         direct = solve_consumer(row["problem"]).stats
         assert stats.loc[row["group_id"], "moves"] == direct.moves, row["group_id"]
