@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 from cli.child_service import ServiceProcess, running_service
 from models import ConsumerProblem, ConsumerSolution, validate_consumer_solution
 from tests.kafka.apache_kafka import ApacheKafka, apache_kafka_broker, kafka_jars_built
+from tests.processes import MARK, new_mark, this_process, wait_until_none_marked
 
 CONTRACT = Path(__file__).resolve().parents[1] / "service" / "examples"
 EXPECTED_FILE = Path(__file__).resolve().parent / "expected.json"
@@ -57,3 +59,31 @@ def apache_kafka() -> Iterator[ApacheKafka]:
         pytest.skip("Kafka jars not built: run `mvn -q -B -f plugins/kafka/pom.xml package` (scripts/test does)")
     with apache_kafka_broker() as broker:
         yield broker
+
+
+# every process the test run starts inherits this mark, so that leftovers are found even after they
+# were re-parented to PID 1 (a test may give its own children a mark of their own)
+RUN_MARK = os.environ.setdefault(MARK, new_mark())
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The suite leaves no process behind: after every fixture is torn down, no process started by
+    the run (solver processes, services, brokers) is still alive."""
+    left = wait_until_none_marked(RUN_MARK, 5.0, exclude=this_process() | _children())
+    if left:
+        lines = "\n".join(f"  {pid}: {cmd[:200]}" for pid, cmd in sorted(left.items()))
+        print(f"\nprocesses left behind by the test run:\n{lines}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _children() -> set[int]:
+    """This process's own children (still owned by it; stopped when it exits)."""
+    me = os.getpid()
+    found: set[int] = set()
+    for task in os.listdir(f"/proc/{me}/task"):
+        try:
+            with open(f"/proc/{me}/task/{task}/children") as children:
+                found.update(int(pid) for pid in children.read().split())
+        except OSError:
+            continue
+    return found
