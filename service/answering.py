@@ -50,7 +50,7 @@ async def answer(kind: Kind, request: Request, services: Services) -> Response:
     if isinstance(body, JobResult):
         result = body
     else:
-        solving = asyncio.ensure_future(_solve(kind, body, arrived, services, timing))
+        solving = asyncio.ensure_future(solve_body(kind, body, arrived, services, timing))
         gone = asyncio.ensure_future(_disconnected(request))
         done, _ = await asyncio.wait({solving, gone}, return_when=asyncio.FIRST_COMPLETED)
         if solving not in done:
@@ -75,7 +75,12 @@ async def _disconnected(request: Request) -> None:
             return
 
 
-async def _solve(kind: Kind, body: bytes, arrived: float, services: Services, timing: Timing) -> JobResult:
+async def solve_body(
+    kind: Kind, body: bytes, arrived: float, services: Services, timing: Timing | None = None
+) -> JobResult:
+    """The answer to a contract body: a solver process within the deadline counted from `arrived`,
+    else the fallback pool; never raises for the client's mistakes."""
+    timing = timing or Timing()
     settings = services.settings
     margin_s = settings.response_margin_ms / 1000 - REPLY_RESERVE_S
     hint_ms = min(time_limit_hint_ms(body) or settings.default_time_limit_ms, settings.max_time_limit_ms)
