@@ -37,7 +37,7 @@ TEST_PROPERTIES: dict[str, str] = {
     "share.coordinator.state.topic.replication.factor": "1",
     "share.coordinator.state.topic.min.isr": "1",
     "group.initial.rebalance.delay.ms": "0",
-    "group.consumer.heartbeat.interval.ms": "500",
+    "group.consumer.heartbeat.interval.ms": "1000",
     "group.consumer.min.heartbeat.interval.ms": "500",
     "group.consumer.session.timeout.ms": "6000",
     "group.consumer.min.session.timeout.ms": "6000",
@@ -49,6 +49,24 @@ TEST_PROPERTIES: dict[str, str] = {
     "auto.create.topics.enable": "true",
     "log.flush.interval.messages": "1000000",
 }
+
+# half the test broker's consumer heartbeat interval; the shared 2-core machine needs the room
+STICKYD_TIMEOUT_MS = 500
+
+
+def stickyd_broker_properties(url: str, timeout_ms: int = STICKYD_TIMEOUT_MS) -> dict[str, str]:
+    """The plug-in installed as an operator would (README), with test timings: `uniform` stays the
+    default, `stickyd` is chosen by clients with group.remote.assignor=stickyd. Assignment is not
+    offloaded to Kafka's background thread, so a hung stickyd would hold the coordinator itself: the
+    plug-in's deadline is what keeps heartbeats flowing (the worst case the tests measure)."""
+    return {
+        "group.consumer.assignors": "uniform,range,io.stickyd.kafka.StickydConsumerGroupAssignor",
+        "stickyd.url": url,
+        "stickyd.timeout.ms": str(timeout_ms),
+        "group.consumer.assignor.offload.enable": "false",
+        "group.consumer.assignment.interval.ms": "100",
+    }
+
 
 LOG4J2 = """\
 status = error
