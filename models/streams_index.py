@@ -55,6 +55,14 @@ class StreamsIndex:
         exact = total * self.capacity
         return exact // cap_total, -((-exact) // cap_total)
 
+    def previous_standby_counts(self) -> np.ndarray:
+        """per client: previous standby replicas it holds (of stateful tasks, not beside their active)."""
+        counts = np.zeros(self.client_count, dtype=np.int64)
+        for t in np.flatnonzero(self.stateful).tolist():
+            for j in self.prev_standby[t]:
+                counts[j] += 1
+        return counts
+
     def active_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         return self.shares(self.task_count)
 

@@ -23,6 +23,8 @@ class Settings(BaseSettings):
     max_partitions: int = Field(2_000_000, ge=1)
     max_members: int = Field(20_000, ge=1)
     max_body_bytes: int = Field(64 * 1024 * 1024, ge=1024)
+    body_timeout_s: float = Field(30.0, gt=0)
+    """a request body must arrive completely within this many seconds of its headers, else 408."""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
 

@@ -41,17 +41,25 @@ class FlowNetwork:
         lower: npt.ArrayLike | None = None,
     ) -> slice:
         """Add arcs (broadcasting scalars); returns their positions in the flow vector."""
-        parts = [np.atleast_1d(np.asarray(a, dtype=np.int64)) for a in (tails, heads, caps, costs)]
-        size = max(len(p) for p in parts)
-        t, h, cap, cost = (np.broadcast_to(p, (size,)) for p in parts)
-        low = np.zeros(size, np.int64) if lower is None else np.broadcast_to(np.asarray(lower, np.int64), (size,))
-        if low.any():
-            cap = cap - low
-            for tail, head, amount in zip(t.tolist(), h.tolist(), low.tolist(), strict=True):
-                if amount:
-                    self.supply(tail, -amount)
-                    self.supply(head, amount)
-        if (cap < 0).any():
+        raw = [np.asarray(a, dtype=np.int64) for a in (tails, heads, caps, costs)]
+        # an empty block stays empty, whatever scalars it is broadcast with
+        size = 0 if any(p.ndim and not p.size for p in raw) else max(p.size if p.ndim else 1 for p in raw)
+        t, h, cap, cost = (
+            p if p.ndim and p.size == size else np.full(size, p.reshape(-1)[0] if size else 0) for p in raw
+        )
+        if lower is None:
+            low = np.zeros(size, np.int64)
+        else:
+            given = np.asarray(lower, np.int64)
+            low = given if given.ndim and given.size == size else np.full(size, given.reshape(-1)[0] if size else 0)
+            if low.any():
+                cap = cap - low
+                supply = self._supply
+                for tail, head, amount in zip(t.tolist(), h.tolist(), low.tolist(), strict=True):
+                    if amount:
+                        supply[tail] = supply.get(tail, 0) - amount
+                        supply[head] = supply.get(head, 0) + amount
+        if size and int(cap.min()) < 0:
             raise SolverFailure("an arc's lower bound exceeds its capacity")
         self._tails.append(t)
         self._heads.append(h)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from typing import Any
+
+import numpy as np
 
 from models.errors import parse
 from models.streams import StreamsProblem, StreamsSolution
@@ -14,6 +15,7 @@ from models.streams_validation import target_violations
 from solvers.budget import TimeBudget
 from solvers.errors import SolverFailure, SolveTimeout
 from solvers.streams_baselines import solve_greedy, solve_sticky
+from solvers.streams_bound import StreamsBound, streams_bounds
 from solvers.streams_flow import StreamsTarget, solve_streams_flows
 from solvers.streams_result import StreamsOutcome, balance_excess, build_streams_solution, standby_moves
 
@@ -50,56 +52,88 @@ def solve_streams(
     elif options.strategy == "sticky":
         target, outcome = solve_sticky(index), StreamsOutcome("sticky", "sticky", False, False)
     else:
-        target, outcome = _optimal_or_fallback(index, budget.share(OPTIMAL_SHARE).deadline)
+        target, outcome = _optimal_or_fallback(index, budget.share(OPTIMAL_SHARE))
     return build_streams_solution(problem, index, target, outcome, (time.monotonic() - started) * 1000)
 
 
-def _optimal_or_fallback(index: StreamsIndex, deadline: float) -> tuple[StreamsTarget, StreamsOutcome]:
+def _optimal_or_fallback(index: StreamsIndex, budget: TimeBudget) -> tuple[StreamsTarget, StreamsOutcome]:
     try:
-        target = _within(deadline, lambda: solve_streams_flows(index))
+        target = solve_streams_flows(index, budget)
         problems = target_violations(index, target.active, target.standby)
         if problems:
             raise SolverFailure(f"flow answer invalid: {problems[0]}")
+        budget.check("the streams certificate")
+        proven, warnings = _certify(index, target, budget)
     except (SolveTimeout, SolverFailure) as reason:
         why = f"fell back to the sticky heuristic: {reason}"
     except Exception as error:  # noqa: BLE001 - any solver bug must still yield an answer
         log.exception("optimal streams solver crashed")
         why = f"fell back to the sticky heuristic: optimal solver failed ({type(error).__name__})"
     else:
-        # proven: active moves are exact by flow; the standby level when no standby had to move
-        balanced = not any(balance_excess(index, target).values())
-        # (rack spreading is a preference the flow optimises for these actives, not proven)
-        racks = index.replicas > 0 and any(index.racks)
-        proven = balanced and standby_moves(index, target) == 0 and not racks
-        warnings = (
-            ()
-            if proven
-            else (
-                "active moves are proven minimal; standby placement is optimal for these actives but "
-                "not proven optimal overall",
-            )
-        )
         return target, StreamsOutcome("optimal", "min-cost-flow", proven, False, warnings)
     return solve_sticky(index), StreamsOutcome("optimal", "sticky", False, True, (why,))
 
 
-def _within(deadline: float, work: Any) -> StreamsTarget:
-    """Run `work` on a thread and give up waiting at the deadline (the flows release no
-    partial answer, so an overrun is abandoned and the fallback answers)."""
-    box: dict[str, Any] = {}
+def _certify(index: StreamsIndex, target: StreamsTarget, budget: TimeBudget) -> tuple[bool, tuple[str, ...]]:
+    """Whether every level is proven: balance (no active or per-subtopology excess, the least
+    stateful excess), then kept actives, then standby moves. A balanced answer's active moves
+    are minimal by the active flow (a relaxation of every balanced target) and with no standby
+    moved it is optimal outright; otherwise the answer must meet the relaxations of
+    `streams_bounds`, each of which bounds a level only where it met every level above it.
+    Relaxations stop being tried when `budget` runs out (the answer then stays unproven)."""
+    excess = balance_excess(index, target)
+    had = index.stateful & (index.prev_active >= 0)
+    answer = StreamsBound(
+        stateful_excess=excess["stateful"] + (excess["active"] + excess["subtopology"]) * (index.task_count + 1),
+        kept_actives=int((had & (target.active == index.prev_active)).sum()),
+        standby_moves=standby_moves(index, target),
+    )
+    warnings: list[str] = []
+    shared = _standbys_on_active_rack(index, target)
+    if shared:
+        warnings.append(
+            f"{shared} standbys share their active's rack: rack spread (KIP-925) is a tie-break below "
+            "standby moves, not a proven level"
+        )
+    if answer.stateful_excess == 0 and answer.standby_moves == 0:
+        return True, tuple(warnings)
+    bounds: list[StreamsBound] = []
+    best = StreamsBound(-1, -1, -1)
+    for bound in streams_bounds(index):
+        bounds.append(bound)
+        best = _tightest(bounds)
+        if best == answer or budget.expired():
+            break
+    if best == answer:
+        return True, tuple(warnings)
+    met = [
+        answer.stateful_excess == best.stateful_excess,
+        answer.kept_actives == best.kept_actives,
+        answer.standby_moves == best.standby_moves,
+    ]
+    level = ("balance", "active moves", "standby moves")[met.index(False)]
+    warnings.insert(
+        0,
+        f"{level} not proven minimal: the answer has {excess['stateful']} stateful excess, "
+        f"{int(had.sum()) - answer.kept_actives} active moves and {answer.standby_moves} standby moves; "
+        f"the lower bounds are {best.stateful_excess}, {int(had.sum()) - best.kept_actives} and "
+        f"{best.standby_moves}",
+    )
+    return False, tuple(warnings)
 
-    def run() -> None:
-        try:
-            box["value"] = work()
-        except BaseException as error:  # noqa: BLE001 - re-raised on the caller's thread
-            box["error"] = error
 
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    worker.join(max(0.0, deadline - time.monotonic()))
-    if worker.is_alive():
-        raise SolveTimeout("the streams flows did not finish within the time limit")
-    if "error" in box:
-        raise box["error"]
-    result: StreamsTarget = box["value"]
-    return result
+def _tightest(bounds: list[StreamsBound]) -> StreamsBound:
+    """Level by level, the tightest bound among relaxations that met every level above it."""
+    excess = max(b.stateful_excess for b in bounds)
+    kept = min(b.kept_actives for b in bounds if b.stateful_excess == excess)
+    moved = max(b.standby_moves for b in bounds if (b.stateful_excess, b.kept_actives) == (excess, kept))
+    return StreamsBound(excess, kept, moved)
+
+
+def _standbys_on_active_rack(index: StreamsIndex, target: StreamsTarget) -> int:
+    if not index.replicas or not any(index.racks):
+        return 0
+    racks = np.array([rack or "" for rack in index.racks], dtype=object)
+    placed = target.standby[index.stateful]
+    rack_of_active = racks[target.active[index.stateful]][:, None]
+    return int(((racks[placed] == rack_of_active) & (rack_of_active != "")).sum())

@@ -23,6 +23,7 @@ import numpy as np
 from ortools.graph.python import max_flow
 
 from models.streams_index import StreamsIndex
+from solvers.budget import TimeBudget
 from solvers.consumer_classes import Pool, UnitClasses, materialize
 from solvers.errors import SolverFailure
 from solvers.flow_network import FlowNetwork
@@ -40,16 +41,21 @@ EXACT_STANDBY_ARCS = 2_000_000
 """The per-class standby model (one arc per class and client) is tried up to this size."""
 
 
-def solve_streams_flows(index: StreamsIndex) -> StreamsTarget:
+def solve_streams_flows(index: StreamsIndex, budget: TimeBudget | None = None) -> StreamsTarget:
+    """The target; `budget` is asked between stages and inside the dealing loops (a flow solve
+    itself is not interruptible), raising SolveTimeout once it is spent."""
+    budget = budget or TimeBudget(float("inf"))
     active = _solve_actives(index)
+    budget.check("the streams active flow")
     classes = _standby_classes(index, active)
     try:
-        standby = _solve_standbys(index, active, classes, per_class=False)
+        standby = _solve_standbys(index, active, classes, per_class=False, budget=budget)
     except SolverFailure:
         # the pooled counts could not be dealt out: every class straight to every client instead
         if len(classes) * index.client_count > EXACT_STANDBY_ARCS:
             raise
-        standby = _solve_standbys(index, active, classes, per_class=True)
+        budget.check("the streams standby flow")
+        standby = _solve_standbys(index, active, classes, per_class=True, budget=budget)
     return StreamsTarget(active=active, standby=standby)
 
 
@@ -76,15 +82,46 @@ class _ActiveClass:
     stateful: bool
     caught_up: frozenset[int]
     """clients caught up on these tasks (the owner included when it is)."""
+    standbys: frozenset[int]
+    """clients that held a standby of these tasks."""
 
-    def cost(self, dest: int | None, move: int, not_caught_up: int, churn: int) -> int:
+    def cost(self, dest: int | None, weights: _ActiveWeights) -> int:
         """Cost of sending one task to `dest` (None: any client, through the pool)."""
         moved = self.owner >= 0 and dest != self.owner
-        value = (move if self.stateful else churn) if moved else 0
+        value = (weights.move if self.stateful else weights.churn) if moved else 0
         # an active that must move goes preferably to a caught-up client
         if self.stateful and dest not in self.caught_up:
-            value += not_caught_up
+            value += weights.not_caught_up
+        # a standby promoted to active keeps its client's state: it adds no standby pressure
+        # there (the client's pressure arcs charge every stateful active; this refunds it)
+        if dest is not None and dest in self.standbys:
+            value -= weights.pressure
         return value
+
+
+@dataclass(frozen=True)
+class _ActiveWeights:
+    """Lexicographic weights of the active flow, highest level first: stateful overflow,
+    active moves, standby pressure (a previous standby its client must drop to stay within
+    its stateful share), then the tie-breaks: moved actives on clients that are not caught
+    up, stateless churn."""
+
+    churn: int
+    not_caught_up: int
+    pressure: int
+    move: int
+    overflow: int
+
+    @classmethod
+    def for_index(cls, index: StreamsIndex) -> _ActiveWeights:
+        n_tasks = index.task_count
+        stateful = int(index.stateful.sum())
+        not_caught_up = 2
+        # tie-breaks in all stay below one pressure unit
+        pressure = 2 * n_tasks + 1
+        # pressure units (at most one per stateful active, refunds at most one per promotion)
+        move = (2 * stateful + 1) * pressure + pressure
+        return cls(churn=1, not_caught_up=not_caught_up, pressure=pressure, move=move, overflow=(stateful + 1) * move)
 
 
 def _active_class(index: StreamsIndex, t: int) -> _ActiveClass:
@@ -94,6 +131,7 @@ def _active_class(index: StreamsIndex, t: int) -> _ActiveClass:
         owner=int(index.prev_active[t]),
         stateful=stateful,
         caught_up=index.caught_up[t] if stateful else frozenset(),
+        standbys=index.prev_standby[t] if stateful else frozenset(),
     )
 
 
@@ -105,11 +143,8 @@ def _solve_actives(index: StreamsIndex) -> np.ndarray:
     for t in range(n_tasks):
         keys.setdefault(_active_class(index, t), []).append(t)
     classes = list(keys.items())
-    # lexicographic weights: each level outweighs everything below it
-    churn = 1
-    not_caught_up = n_tasks + 1
-    move = (n_tasks + 1) * not_caught_up
-    overflow = (n_tasks + 1) * move
+    weights = _ActiveWeights.for_index(index)
+    overflow = weights.overflow
 
     net = FlowNetwork()
     class0 = net.add_nodes(len(classes))
@@ -121,13 +156,14 @@ def _solve_actives(index: StreamsIndex) -> np.ndarray:
     direct_rows: list[tuple[int, int, slice]] = []
     for c, (cls, tasks) in enumerate(classes):
         net.supply(class0 + c, len(tasks))
-        # a task stays with its previous active owner, or moves to a caught-up client ...
-        for dest in sorted(({cls.owner} if cls.owner >= 0 else set()) | set(cls.caught_up)):
-            cost = cls.cost(dest, move, not_caught_up, churn)
+        # a task stays with its previous active owner, or moves to a caught-up client or one
+        # that held its standby ...
+        for dest in sorted(({cls.owner} if cls.owner >= 0 else set()) | cls.caught_up | cls.standbys):
+            cost = cls.cost(dest, weights)
             arcs = net.add_arcs(class0 + c, sub_client0 + cls.sub * n + dest, len(tasks), cost)
             direct_rows.append((c, dest, arcs))
         # ... or to any client, through its subtopology's pool
-        net.add_arcs(class0 + c, pool0 + cls.sub, len(tasks), cls.cost(None, move, not_caught_up, churn))
+        net.add_arcs(class0 + c, pool0 + cls.sub, len(tasks), cls.cost(None, weights))
     pool_rows: list[tuple[int, slice]] = []
     for s in range(n_subs):
         lo, hi = index.subtopology_bounds(s)
@@ -147,8 +183,12 @@ def _solve_actives(index: StreamsIndex) -> np.ndarray:
         net.add_arcs(stateful0 + clients, client0 + clients, hi_sf - lo_sf, overflow)
         net.add_arcs(stateful0 + clients, client0 + clients, n_tasks, 2 * overflow)
     else:
-        net.add_arcs(stateful0 + clients, client0 + clients, hi_sf, 0)
-        net.add_arcs(stateful0 + clients, client0 + clients, n_tasks, overflow)
+        # standby pressure: past (share - previous standbys), each stateful active on a client
+        # makes it drop a previous standby (one standby move), unless it is a promoted standby
+        free = np.clip(hi_sf - index.previous_standby_counts(), 0, hi_sf)
+        net.add_arcs(stateful0 + clients, client0 + clients, free, 0)
+        net.add_arcs(stateful0 + clients, client0 + clients, hi_sf - free, weights.pressure)
+        net.add_arcs(stateful0 + clients, client0 + clients, n_tasks, overflow + weights.pressure)
     lo, hi = index.active_bounds()
     # active task balance: each client runs its capacity-weighted share of all tasks
     net.add_arcs(client0 + clients, sink, hi, 0, lower=lo)
@@ -182,7 +222,7 @@ def _solve_actives(index: StreamsIndex) -> np.ndarray:
 
 
 def _solve_standbys(
-    index: StreamsIndex, active: np.ndarray, classes: list[StandbyClass], per_class: bool
+    index: StreamsIndex, active: np.ndarray, classes: list[StandbyClass], per_class: bool, budget: TimeBudget
 ) -> np.ndarray:
     """Pooled (per_class=False): a class's new replicas go through its owner's pool, bounded per
     client by the pool's tasks; small, but the counts may not deal out. Per class: a class's
@@ -246,11 +286,13 @@ def _solve_standbys(
     net.add_arcs(client0 + clients, sink, np.maximum(np.minimum(hi, most) - np.minimum(lo, most), 0), penalty)
     net.add_arcs(client0 + clients, sink, np.maximum(most - np.minimum(hi, most), 0), 2 * penalty)
     net.supply(sink, -r * len(tasks))
+    budget.check("the streams standby flow")
     flows = net.solve()
+    budget.check("the streams standby flow")
     if per_class:
         _place_class_standbys(classes, keep_rows, class_rows, flows, standby)
     else:
-        _place_standbys(index, classes, keep_rows, pool_rows, flows, standby)
+        _place_standbys(index, classes, keep_rows, pool_rows, flows, standby, budget)
     return standby
 
 
@@ -341,6 +383,7 @@ def _place_standbys(
     pool_rows: list[tuple[int, slice]],
     flows: np.ndarray,
     standby: np.ndarray,
+    budget: TimeBudget,
 ) -> None:
     """Turn counts into replicas: kept replicas first, then each owner's pool dealt out so
     that no task gets a client twice (largest remaining need first)."""
@@ -355,6 +398,7 @@ def _place_standbys(
     n = index.client_count
     clients = np.arange(n)
     for owner, arcs in pool_rows:
+        budget.check("dealing out standby replicas")
         others = clients[clients != owner].tolist()
         takes = [(int(f), int(j)) for j, f in zip(others, flows[arcs].tolist(), strict=True) if f]
         needs = {t: r - len(held.get(t, [])) for t in sorted(by_owner[owner]) if len(held.get(t, [])) < r}

@@ -1,0 +1,97 @@
+package io.stickyd.kafka.streams;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.SortedSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * The contract's Streams request (section 2) built from plain values, so that both Kafka APIs
+ * (KIP-924's {@code ApplicationState} and KIP-1071's {@code GroupSpec}) map onto one builder.
+ *
+ * <p>Tasks are named {@code <subtopology>_<partition>} as in Kafka. A client's lags list only the
+ * stateful tasks it previously held (active or standby) or is caught up on (lag at most
+ * {@code acceptable_recovery_lag}): the service only asks whether a client is caught up, so the
+ * request stays small for applications with many tasks and clients.
+ */
+public final class StreamsRequest {
+    private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
+
+    private final SortedMap<String, Integer> partitions = new TreeMap<>();
+    private final SortedMap<String, Boolean> stateful = new TreeMap<>();
+    private final ArrayNode clients = JSON.arrayNode();
+    private final int numStandbyReplicas;
+    private final int maxWarmupReplicas;
+    private final long acceptableRecoveryLag;
+
+    public StreamsRequest(int numStandbyReplicas, int maxWarmupReplicas, long acceptableRecoveryLag) {
+        this.numStandbyReplicas = numStandbyReplicas;
+        this.maxWarmupReplicas = maxWarmupReplicas;
+        this.acceptableRecoveryLag = acceptableRecoveryLag;
+    }
+
+    public static String taskName(String subtopology, int partition) {
+        return subtopology + "_" + partition;
+    }
+
+    /** A task of the topology: its subtopology gets partitions up to this one, stateful if any task is. */
+    public void addTask(String subtopology, int partition, boolean isStateful) {
+        partitions.merge(subtopology, partition + 1, Math::max);
+        stateful.merge(subtopology, isStateful, Boolean::logicalOr);
+    }
+
+    public boolean isStateful(String subtopology) {
+        return stateful.getOrDefault(subtopology, false);
+    }
+
+    /**
+     * One Streams client (process). {@code lags} may hold every stateful task's lag (negative
+     * values: unknown, left out); only those the service needs are sent.
+     */
+    public void addClient(
+            String id,
+            int capacity,
+            String rack,
+            SortedSet<String> active,
+            SortedSet<String> standby,
+            Map<String, Long> lags) {
+        ObjectNode client = clients.addObject();
+        client.put("id", id);
+        client.put("capacity", Math.max(1, capacity));
+        if (rack != null && !rack.isEmpty()) {
+            client.put("rack", rack);
+        }
+        active.forEach(client.putArray("active")::add);
+        standby.forEach(client.putArray("standby")::add);
+        ObjectNode lagNode = client.putObject("lags");
+        new TreeMap<>(lags).forEach((task, lag) -> {
+            boolean held = active.contains(task) || standby.contains(task);
+            if (lag != null && lag >= 0 && (held || lag <= acceptableRecoveryLag)) {
+                lagNode.put(task, lag);
+            }
+        });
+    }
+
+    /** The JSON body for {@code POST /v1/assign/streams}. */
+    public ObjectNode toJson(int timeLimitMs) {
+        ObjectNode root = JSON.objectNode();
+        ArrayNode subtopologies = root.putArray("subtopologies");
+        for (String id : new TreeSet<>(partitions.keySet())) {
+            subtopologies.addObject()
+                    .put("id", id)
+                    .put("partitions", partitions.get(id))
+                    .put("stateful", stateful.get(id));
+        }
+        root.set("clients", clients);
+        root.putObject("config")
+                .put("num_standby_replicas", numStandbyReplicas)
+                .put("max_warmup_replicas", maxWarmupReplicas)
+                .put("acceptable_recovery_lag", acceptableRecoveryLag);
+        root.putObject("options").put("strategy", "optimal").put("time_limit_ms", timeLimitMs);
+        return root;
+    }
+}

@@ -1,0 +1,92 @@
+package io.stickyd.kafka.streams;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+
+/** The contract mapping of the Streams assignors: request building, response reading, settings. */
+class StreamsMappingTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @Test
+    void requestCarriesSubtopologiesClientsConfigAndOnlyTheLagsThatDecideCaughtUp() {
+        StreamsRequest request = new StreamsRequest(1, 2, 100);
+        for (int p = 0; p < 3; p++) {
+            request.addTask("0", p, false);
+            request.addTask("1", p, true);
+        }
+        request.addClient("p1", 2, "rack-a", new TreeSet<>(Set.of("1_0")), new TreeSet<>(Set.of("1_1")),
+                Map.of("1_0", 0L, "1_1", 5000L, "1_2", 50L));
+        request.addClient("p2", 1, null, new TreeSet<>(), new TreeSet<>(),
+                Map.of("1_0", 101L, "1_1", -1L, "1_2", 100L));
+        ObjectNode json = request.toJson(700);
+
+        assertEquals("[{\"id\":\"0\",\"partitions\":3,\"stateful\":false},{\"id\":\"1\",\"partitions\":3,\"stateful\":true}]",
+                json.get("subtopologies").toString());
+        JsonNode p1 = json.get("clients").get(0);
+        assertEquals(2, p1.get("capacity").asInt());
+        assertEquals("rack-a", p1.get("rack").asText());
+        // held tasks keep their lag whatever it is; others only when caught up
+        assertEquals("{\"1_0\":0,\"1_1\":5000,\"1_2\":50}", p1.get("lags").toString());
+        JsonNode p2 = json.get("clients").get(1);
+        assertFalse(p2.has("rack"));
+        assertEquals("{\"1_2\":100}", p2.get("lags").toString());
+        assertEquals("{\"num_standby_replicas\":1,\"max_warmup_replicas\":2,\"acceptable_recovery_lag\":100}",
+                json.get("config").toString());
+        assertEquals(700, json.get("options").get("time_limit_ms").asInt());
+    }
+
+    @Test
+    void warmUpsRunAsStandbyTasksAndNothingRunsTwiceOnOneClient() throws Exception {
+        JsonNode response = JSON.readTree("{\"assignment\":{"
+                + "\"p1\":{\"active\":[\"1_0\",\"0_0\"],\"standby\":[\"1_1\"],\"warmup\":[]},"
+                + "\"p2\":{\"active\":[\"1_1\"],\"standby\":[\"1_0\"],\"warmup\":[\"1_2\",\"1_1\"]}},"
+                + "\"followup_rebalance\":true}");
+        StreamsAnswer answer = StreamsAnswer.fromJson(response, Set.of("p1", "p2"));
+        assertEquals(Set.of("0_0", "1_0"), answer.active().get("p1"));
+        assertEquals(Set.of("1_1"), answer.standby().get("p1"));
+        assertEquals(Set.of("1_0", "1_2"), answer.standby().get("p2"));
+        assertEquals(Set.of("1_1", "1_2"), answer.warmups().get("p2"));
+        assertTrue(answer.followupRebalance());
+    }
+
+    @Test
+    void anAnswerMissingAClientIsRefused() throws Exception {
+        JsonNode response = JSON.readTree("{\"assignment\":{\"p1\":{\"active\":[]}}}");
+        assertThrows(IllegalArgumentException.class, () -> StreamsAnswer.fromJson(response, Set.of("p1", "p2")));
+        assertThrows(IllegalArgumentException.class, () -> StreamsAnswer.fromJson(JSON.readTree("{}"), Set.of("p1")));
+    }
+
+    @Test
+    void taskNamesSplitAtTheLastUnderscore() {
+        assertEquals("sub_1", StreamsAnswer.subtopologyOf("sub_1_12"));
+        assertEquals(12, StreamsAnswer.partitionOf("sub_1_12"));
+    }
+
+    @Test
+    void endpointTakesTheConfigurationThenTheEnvironmentThenDefaults() {
+        StickydEndpoint fromConfig = StickydEndpoint.from(
+                Map.of("stickyd.url", "http://h:1/", "stickyd.timeout.ms", "300"),
+                Map.of("STICKYD_URL", "http://env:2", "STICKYD_TIMEOUT_MS", "900"));
+        assertEquals("http://h:1", fromConfig.url());
+        assertEquals(300, fromConfig.timeoutMs());
+        assertEquals(210, fromConfig.solveTimeLimitMs());
+        StickydEndpoint fromEnv = StickydEndpoint.from(Map.of(), Map.of("STICKYD_URL", "http://env:2", "STICKYD_TIMEOUT_MS", "900"));
+        assertEquals("http://env:2", fromEnv.url());
+        assertEquals(900, fromEnv.timeoutMs());
+        StickydEndpoint defaults = StickydEndpoint.from(Map.of(), Map.of());
+        assertEquals(StickydEndpoint.DEFAULT_URL, defaults.url());
+        assertEquals(StickydEndpoint.DEFAULT_TIMEOUT_MS, defaults.timeoutMs());
+        assertThrows(IllegalArgumentException.class, () -> StickydEndpoint.from(Map.of("stickyd.timeout.ms", "soon"), Map.of()));
+        assertThrows(IllegalArgumentException.class, () -> StickydEndpoint.from(Map.of("stickyd.timeout.ms", "0"), Map.of()));
+    }
+}

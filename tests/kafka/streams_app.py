@@ -1,0 +1,357 @@
+"""Run the test Kafka Streams application (plugins/kafka's test class `CountApp`) as real processes:
+one JVM per instance, each with its own state directory and status file, plus the records of
+what stickyd answered (`RecordingStickydTaskAssignor`), the input producer and the output reader.
+
+The application counts words: subtopology 0 (stateless, tasks `0_p`) re-keys the input by word
+into a repartition topic, subtopology 1 (stateful, tasks `1_p`) counts per word in a RocksDB store
+with a changelog and writes each new count to the output topic. Processing is at-least-once
+(Kafka's default); see `StreamsApp.expected`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import struct
+import subprocess
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.kafka.apache_kafka import KAFKA_LIBS, PLUGIN_JAR, PLUGIN_TARGET
+
+APP_CLASSPATH = f"{KAFKA_LIBS}/*:{PLUGIN_JAR}:{PLUGIN_TARGET / 'test-classes'}"
+APP_CLASS = "io.stickyd.kafka.streams.app.CountApp"
+PARTITIONS = 6
+STATEFUL_SUBTOPOLOGY = "1"
+
+LOG4J2 = """\
+status = error
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = {log}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = warn
+rootLogger.appenderRef.file.ref = file
+logger.stickyd.name = io.stickyd
+logger.stickyd.level = info
+"""
+
+# Rebalances in seconds instead of minutes: a short session (a killed instance is noticed after
+# 6 s), frequent commits, every store update in the changelog (no cache), a low acceptable lag
+# so a newcomer is not caught up on stores of a few hundred records, and follow-up (probing)
+# rebalances after 4 s (Kafka Streams refuses probing.rebalance.interval.ms below a minute; the
+# stickyd assignor takes its own override).
+TEST_CONFIG: dict[str, str] = {
+    "num.standby.replicas": "1",
+    "session.timeout.ms": "6000",
+    "heartbeat.interval.ms": "1000",
+    "commit.interval.ms": "200",
+    "statestore.cache.max.bytes": "0",
+    "acceptable.recovery.lag": "20",
+    "max.warmup.replicas": "2",
+    "stickyd.probing.rebalance.interval.ms": "4000",
+    "metadata.max.age.ms": "5000",
+}
+
+
+@dataclass
+class Instance:
+    """One running application process."""
+
+    name: str
+    folder: Path
+    process: subprocess.Popen[bytes]
+
+    @property
+    def status_file(self) -> Path:
+        return self.folder / "status.json"
+
+    @property
+    def log(self) -> Path:
+        return self.folder / "app.log"
+
+    def status(self) -> dict[str, Any] | None:
+        try:
+            status: dict[str, Any] = json.loads(self.status_file.read_text())
+        except (OSError, ValueError):
+            return None
+        return status
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self, grace_s: float = 20.0) -> None:
+        """SIGTERM (KafkaStreams.close() in the shutdown hook), SIGKILL after grace_s."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=grace_s)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def kill(self) -> None:
+        """SIGKILL: no close, no commit, no leave; the group notices after the session timeout."""
+        with suppress(ProcessLookupError):
+            os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+
+@dataclass
+class StreamsApp:
+    """One application (its own application.id and topics) on a broker; `expected` counts every
+    word produced so far. Start instances with `start(name)`; `stop_all()` stops what is left."""
+
+    bootstrap: str
+    folder: Path
+    assignor: str = "stickyd"
+    config: dict[str, str] = field(default_factory=dict)
+    app_id: str = field(default_factory=lambda: f"count-{uuid.uuid4().hex[:8]}")
+    instances: dict[str, Instance] = field(default_factory=dict)
+    expected: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def input(self) -> str:
+        return f"{self.app_id}-input"
+
+    @property
+    def output(self) -> str:
+        return f"{self.app_id}-output"
+
+    def create_topics(self) -> None:
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        topics = [NewTopic(t, num_partitions=PARTITIONS, replication_factor=1) for t in (self.input, self.output)]
+        for future in admin.create_topics(topics).values():
+            future.result(timeout=30)
+
+    def start(self, name: str, extra: dict[str, str] | None = None) -> Instance:
+        folder = self.folder / name
+        folder.mkdir(parents=True, exist_ok=True)
+        log4j = folder / "log4j2.properties"
+        log4j.write_text(LOG4J2.format(log=folder / "app.log"))
+        settings = {
+            "name": name,
+            "bootstrap": self.bootstrap,
+            "state_dir": str(folder / "state"),
+            "status": str(folder / "status.json"),
+            "assignor": self.assignor,
+            "application.id": self.app_id,
+            "input": self.input,
+            "output": self.output,
+            "stickyd.record.file": str(folder / "answers.jsonl"),
+            **TEST_CONFIG,
+            **self.config,
+            **(extra or {}),
+        }
+        command = [
+            "java",
+            "-Xmx192m",
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            f"-Dlog4j2.configurationFile={log4j}",
+            "-cp",
+            APP_CLASSPATH,
+            APP_CLASS,
+            *(f"{key}={value}" for key, value in settings.items()),
+        ]
+        with (folder / "stdout.log").open("ab") as out:
+            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        instance = Instance(name, folder, process)
+        self.instances[name] = instance
+        return instance
+
+    def stop_all(self) -> None:
+        for instance in self.instances.values():
+            instance.stop()
+
+    def live(self) -> list[Instance]:
+        return [i for i in self.instances.values() if i.alive()]
+
+    # ---- input and output ----
+
+    def produce(self, records: int, words: int = 60, start: int = 0) -> None:
+        """`records` records with values w0..w{words-1} in turn, keys spread over the partitions."""
+        producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 5})
+        for n in range(start, start + records):
+            word = f"w{n % words}"
+            producer.produce(self.input, key=str(n).encode(), value=word.encode())
+            self.expected[word] += 1
+        assert producer.flush(30) == 0
+
+    def output_counts(self) -> dict[str, int]:
+        """The last count written per word (the output topic read from the start to its end)."""
+        consumer = Consumer(
+            {"bootstrap.servers": self.bootstrap, "group.id": f"{self.app_id}-reader", "enable.auto.commit": False}
+        )
+        counts: dict[str, int] = {}
+        try:
+            ends = {}
+            for p in range(PARTITIONS):
+                _, high = consumer.get_watermark_offsets(TopicPartition(self.output, p), timeout=10)
+                ends[p] = high
+            consumer.assign([TopicPartition(self.output, p, 0) for p in range(PARTITIONS) if ends[p] > 0])
+            done = {p for p, high in ends.items() if high == 0}
+            deadline = time.monotonic() + 30
+            while len(done) < PARTITIONS and time.monotonic() < deadline:
+                message = consumer.poll(0.5)
+                if message is None or message.error() is not None:
+                    continue
+                key, value, offset, partition = message.key(), message.value(), message.offset(), message.partition()
+                if key is None or value is None or offset is None or partition is None:
+                    continue
+                counts[key.decode()] = struct.unpack(">q", value)[0]
+                if offset + 1 >= ends[partition]:
+                    done.add(partition)
+        finally:
+            consumer.close()
+        return counts
+
+    def wait_counts(self, timeout_s: float = 60.0) -> dict[str, int]:
+        """Waits until the output holds exactly the expected count of every word; returns the last
+        reading (the caller asserts it equals `expected`)."""
+        deadline = time.monotonic() + timeout_s
+        counts = self.output_counts()
+        while counts != dict(self.expected) and time.monotonic() < deadline:
+            time.sleep(0.5)
+            counts = self.output_counts()
+        return counts
+
+    # ---- what stickyd answered and what the instances run ----
+
+    def answers(self) -> list[dict[str, Any]]:
+        """Every answer any instance's assignor used, oldest first; each response's client ids are
+        replaced by instance names."""
+        lines: list[dict[str, Any]] = []
+        for instance in self.instances.values():
+            path = instance.folder / "answers.jsonl"
+            if path.exists():
+                lines += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        lines.sort(key=lambda line: line["time_ms"])
+        return lines
+
+    def running(self) -> dict[str, dict[str, set[str]]]:
+        """Per live instance: the active and standby tasks its threads report."""
+        out = {}
+        for instance in self.live():
+            status = instance.status() or {}
+            out[instance.name] = {"active": set(status.get("active", [])), "standby": set(status.get("standby", []))}
+        return out
+
+    def wait_stable(self, timeout_s: float = 90.0, quiet_s: float = 2.0) -> Answer:
+        """Waits until every live instance is RUNNING, the latest answer covers exactly the live
+        instances, asks for no follow-up, every instance runs exactly what it says (active, and
+        standby + warm-up), and that has held for quiet_s. Returns that answer."""
+        deadline = time.monotonic() + timeout_s
+        since: float | None = None
+        last = None
+        while time.monotonic() < deadline:
+            answer = self.latest_answer()
+            ok = answer is not None and self._runs(answer)
+            if ok and answer is not None and (last is None or answer.time_ms == last.time_ms):
+                since = since or time.monotonic()
+                if time.monotonic() - since >= quiet_s:
+                    return answer
+            else:
+                since = None
+            last = answer
+            time.sleep(0.2)
+        raise AssertionError(
+            f"not stable within {timeout_s:.0f} s: running {self.running()}, latest answer {self.latest_answer()}, "
+            f"states {[(i.name, (i.status() or {}).get('state')) for i in self.live()]}"
+        )
+
+    def wait_answer(self, predicate: Callable[[Answer], bool], timeout_s: float = 60.0) -> Answer:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for answer in self.all_answers():
+                if predicate(answer):
+                    return answer
+            time.sleep(0.2)
+        raise AssertionError(f"no such answer within {timeout_s:.0f} s; latest {self.latest_answer()}")
+
+    def all_answers(self) -> list[Answer]:
+        return [Answer.of(line) for line in self.answers()]
+
+    def latest_answer(self) -> Answer | None:
+        answers = self.all_answers()
+        return answers[-1] if answers else None
+
+    def _runs(self, answer: Answer) -> bool:
+        live = self.live()
+        if {i.name for i in live} != set(answer.assignment) or answer.followup:
+            return False
+        for instance in live:
+            status = instance.status()
+            if status is None or status.get("state") != "RUNNING":
+                return False
+            wanted = answer.assignment[instance.name]
+            if set(status["active"]) != wanted["active"]:
+                return False
+            if set(status["standby"]) != wanted["standby"] | wanted["warmup"]:
+                return False
+        return True
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One answer stickyd gave, keyed by instance name: `assignment` (what runs now: active,
+    standby, warmup), `target` (active, standby), `followup`, `stats`, `request`, `time_ms`."""
+
+    time_ms: int
+    assignment: dict[str, dict[str, set[str]]]
+    target: dict[str, dict[str, set[str]]]
+    followup: bool
+    stats: dict[str, Any]
+    request: dict[str, Any]
+    response: dict[str, Any]
+    names: dict[str, str]
+
+    @staticmethod
+    def of(line: dict[str, Any]) -> Answer:
+        names: dict[str, str] = line["instances"]
+        response = line["response"]
+        assignment = {
+            names[pid]: {kind: set(tasks) for kind, tasks in parts.items()}
+            for pid, parts in response["assignment"].items()
+        }
+        target = {
+            names[pid]: {kind: set(tasks) for kind, tasks in parts.items()} for pid, parts in response["target"].items()
+        }
+        return Answer(
+            time_ms=line["time_ms"],
+            assignment=assignment,
+            target=target,
+            followup=response["followup_rebalance"],
+            stats=response["stats"],
+            request=line["request"],
+            response=response,
+            names=names,
+        )
+
+    def active_owner(self, of: str = "assignment") -> dict[str, str]:
+        parts = self.assignment if of == "assignment" else self.target
+        return {task: name for name, p in parts.items() for task in p["active"]}
+
+    def __repr__(self) -> str:
+        return f"Answer(t={self.time_ms}, followup={self.followup}, assignment={self.assignment})"
+
+
+@contextmanager
+def streams_app(bootstrap: str, folder: Path, **kwargs: Any) -> Iterator[StreamsApp]:
+    """A StreamsApp with its topics; every instance still running is stopped on exit."""
+    app = StreamsApp(bootstrap=bootstrap, folder=folder, **kwargs)
+    app.create_topics()
+    try:
+        yield app
+    finally:
+        app.stop_all()
