@@ -1,4 +1,6 @@
-"""StickydAssignor on a real Kafka-protocol broker (tansu) with a real `stickyd serve`."""
+"""StickydAssignor (kafka-python, the classic rebalance protocol) on the real Apache Kafka broker with
+a real `stickyd serve`: leave, kill and join move only what they must, cooperative never owns a
+partition twice, partitions added are spread without moving old ones, and a gone service falls back."""
 
 from __future__ import annotations
 
@@ -8,15 +10,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 from kafka import KafkaAdminClient
-from kafka.admin import NewTopic
+from kafka.admin import NewPartitions, NewTopic
 
 from cli.child_service import ServiceProcess, running_service
 from client.assignor import CooperativeStickydAssignor, StickydAssignor
-from tests.kafka.broker import tansu_broker
+from tests.kafka.apache_kafka import ApacheKafka
 from tests.kafka.harness import Member, balanced, produce, wait_until
 
 PARTITIONS = 12
@@ -24,9 +25,8 @@ _names = itertools.count()
 
 
 @pytest.fixture(scope="module")
-def broker() -> Iterator[str]:
-    with tansu_broker() as bootstrap:
-        yield bootstrap
+def broker(apache_kafka: ApacheKafka) -> str:
+    return apache_kafka.bootstrap
 
 
 @pytest.fixture
@@ -161,5 +161,22 @@ def test_rebalance_completes_when_the_service_is_gone(broker: str, topic: str) -
             what="4/4/4 through the in-process fallback",
         )
         assert sum(m.assignor.fallbacks for m in members) >= 1
+    finally:
+        _close(members)
+
+
+def test_partitions_added_are_spread_without_moving_old_ones(broker: str, topic: str, service: ServiceProcess) -> None:
+    """12 -> 18 partitions under two members: each keeps all it had and gets 3 of the new ones."""
+    members = _group(broker, topic, service.url, 2)
+    try:
+        wait_until(lambda: balanced(members, PARTITIONS), what="6/6")
+        before = {m.name: m.owned() for m in members}
+        admin = KafkaAdminClient(bootstrap_servers=broker)
+        admin.create_partitions({topic: NewPartitions(total_count=PARTITIONS + 6)})
+        admin.close()
+        wait_until(lambda: balanced(members, PARTITIONS + 6), what="9/9 after partitions were added")
+        for m in members:
+            assert before[m.name] <= m.owned()
+        assert sorted(len(m.owned()) for m in members) == [9, 9]
     finally:
         _close(members)

@@ -202,11 +202,11 @@ def test_stickyd_gone_the_group_rebalances_with_uniform_and_the_outage_is_logged
 def test_black_holed_stickyd_keeps_heartbeats_flowing_and_records_flowing(
     apache_kafka: ApacheKafka, admin: AdminClient, stickyd_switchboard: Switchboard
 ) -> None:
-    """stickyd accepts connections and never answers: the coordinator gives up after stickyd.timeout.ms
-    and assigns with uniform, so a join still settles; heartbeat round trips measured by the members'
-    clients on their coordinator connection stay within the deadline plus a margin (the coordinator
-    is not offloading assignment in this broker, so a hung call would stall every heartbeat); no
-    member loses its partitions; every record produced is consumed."""
+    """stickyd accepts connections and never answers: the plug-in gives up after stickyd.timeout.ms and
+    assigns with uniform, so a join still settles; heartbeat round trips, measured by the members'
+    clients on their coordinator connection, wait at most about the deadline (they do wait for it,
+    offloading or not), far under the session timeout, so no member is lost; every record produced
+    is consumed."""
     counts = {"kip848-hole": 6}
     create_topics(admin, counts)
     stickyd_switchboard.black_hole()
@@ -228,5 +228,6 @@ def test_black_holed_stickyd_keeps_heartbeats_flowing_and_records_flowing(
     print(f"black-holed stickyd: join settled in {join_s:.1f} s, coordinator round trip max {rtt_ms:.0f} ms")
     assert overlaps == []
     assert sorted(len(owned) for owned in settled.values()) == [2, 2, 2]
-    assert 0 < rtt_ms < STICKYD_TIMEOUT_MS + 700
+    assert 0 < rtt_ms < STICKYD_TIMEOUT_MS + 1500
+    assert join_s < STICKYD_TIMEOUT_MS / 1000 + 20
     assert feeder.produced and missing == set()
