@@ -13,6 +13,7 @@ from cli.child_service import ServiceProcess, running_service
 from models import ConsumerProblem, ConsumerSolution, validate_consumer_solution
 from tests.kafka.apache_kafka import ApacheKafka, apache_kafka_broker, kafka_jars_built, stickyd_broker_properties
 from tests.kafka.switchboard import Switchboard
+from tests.store.postgres_cluster import PostgresCluster, postgres_cluster
 
 CONTRACT = Path(__file__).resolve().parents[1] / "service" / "examples"
 EXPECTED_FILE = Path(__file__).resolve().parent / "expected.json"
@@ -71,3 +72,12 @@ def apache_kafka(stickyd_switchboard: Switchboard) -> Iterator[ApacheKafka]:
         pytest.skip("Kafka jars not built: run `mvn -q -B -f plugins/kafka/pom.xml package` (scripts/test does)")
     with apache_kafka_broker(stickyd_broker_properties(stickyd_switchboard.url)) as broker:
         yield broker
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresCluster]:
+    """One private PostgreSQL server for the session (Debian's package: `initdb` into a temporary
+    directory, `pg_ctl` on a free loopback port, trust authentication); `.create_database(name)`
+    gives a fresh database's URL. Stopped and removed after the session."""
+    with postgres_cluster() as cluster:
+        yield cluster
