@@ -147,9 +147,10 @@ def apache_kafka_broker(
             "-cp",
             CLASSPATH,
         ]
+        # a cluster id may start with "-": passed as --cluster-id=ID so that it is not read as an option
         cluster_id = urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         formatted = subprocess.run(
-            [*java, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(config)],
+            [*java, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(config)],
             capture_output=True,
             text=True,
             timeout=180,

@@ -1,6 +1,4 @@
-"""StickydAssignor (kafka-python, the classic rebalance protocol) on the real Apache Kafka broker with
-a real `stickyd serve`: leave, kill and join move only what they must, cooperative never owns a
-partition twice, and a gone service falls back."""
+"""StickydAssignor on a real Kafka-protocol broker (tansu) with a real `stickyd serve`."""
 
 from __future__ import annotations
 
@@ -10,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 from kafka import KafkaAdminClient
@@ -17,7 +16,7 @@ from kafka.admin import NewTopic
 
 from cli.child_service import ServiceProcess, running_service
 from client.assignor import CooperativeStickydAssignor, StickydAssignor
-from tests.kafka.apache_kafka import ApacheKafka
+from tests.kafka.broker import tansu_broker
 from tests.kafka.harness import Member, balanced, produce, wait_until
 
 PARTITIONS = 12
@@ -25,8 +24,9 @@ _names = itertools.count()
 
 
 @pytest.fixture(scope="module")
-def broker(apache_kafka: ApacheKafka) -> str:
-    return apache_kafka.bootstrap
+def broker() -> Iterator[str]:
+    with tansu_broker() as bootstrap:
+        yield bootstrap
 
 
 @pytest.fixture

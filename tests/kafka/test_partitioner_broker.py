@@ -1,6 +1,8 @@
-"""The producer partitioners against the real Apache Kafka broker: batching, uniformity, nothing lost."""
+"""The producer partitioners against a real broker: batching, uniformity, nothing lost."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pytest
 from kafka.partitioner import DefaultPartitioner
@@ -8,19 +10,19 @@ from kafka.partitioner.sticky import StickyPartitioner
 
 from bench.partitioner import run
 from client.partitioner import UniformStickyPartitioner
-from tests.kafka.apache_kafka import ApacheKafka
+from tests.kafka.broker import tansu_broker
 
 RECORDS = 20_000
 
 
 @pytest.fixture(scope="module")
-def results(apache_kafka: ApacheKafka) -> dict[str, dict]:
-    bootstrap = apache_kafka.bootstrap
-    return {
-        "default": run(bootstrap, "p-default", DefaultPartitioner(), RECORDS),
-        "kip480": run(bootstrap, "p-kip480", StickyPartitioner(), RECORDS),
-        "ours": run(bootstrap, "p-ours", UniformStickyPartitioner(), RECORDS),
-    }
+def results() -> Iterator[dict[str, dict]]:
+    with tansu_broker() as bootstrap:
+        yield {
+            "default": run(bootstrap, "p-default", DefaultPartitioner(), RECORDS),
+            "kip480": run(bootstrap, "p-kip480", StickyPartitioner(), RECORDS),
+            "ours": run(bootstrap, "p-ours", UniformStickyPartitioner(), RECORDS),
+        }
 
 
 def test_every_record_is_acknowledged_and_consumed_back(results: dict[str, dict]) -> None:
