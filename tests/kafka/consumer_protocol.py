@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import suppress
 from typing import Any
 
@@ -129,6 +129,7 @@ def settle(
     partitions: set[TP],
     admin: AdminClient,
     group: str,
+    until: Callable[[dict[str, frozenset[TP]]], bool] = lambda _: True,
     quiet_s: float = 0.6,
     timeout_s: float = 30.0,
 ) -> tuple[dict[str, frozenset[TP]], list[str]]:
@@ -136,7 +137,8 @@ def settle(
     describes exactly these members (by client id), each one's current assignment equal to its target
     assignment and to what the member itself owns, and every partition owned, unchanged over quiet_s
     (the coordinator computes a new target up to group.consumer.assignment.interval.ms after a
-    join, and a joiner's empty target equals its empty assignment meanwhile). Returns the settled
+    join, and a joiner's empty target equals its empty assignment meanwhile, so a test also says
+    which state it waits for with `until`; a group that never gets there fails). Returns the settled
     assignment and every sampled instant at which some partition had two owners (there must be none)."""
     overlaps: list[str] = []
     deadline = time.monotonic() + timeout_s
@@ -153,7 +155,7 @@ def settle(
                 seen[tp] = name
         n += 1
         if n % 5 == 0:
-            if set(seen) != partitions or not coordinator_agrees(admin, group, now):
+            if set(seen) != partitions or not until(now) or not coordinator_agrees(admin, group, now):
                 agreed = None
             elif agreed is None or agreed[1] != now:
                 agreed = (time.monotonic(), now)
