@@ -88,6 +88,8 @@ def run_kafka(problem_file: Path, assignor: str, timeout_s: float) -> tuple[floa
         )
     except subprocess.TimeoutExpired:
         return timeout_s, None
+    except subprocess.CalledProcessError as failed:
+        raise RuntimeError(f"{assignor} failed: {failed.stderr.decode(errors='replace')[-1500:]}") from None
     result = json.loads(done.stdout)[assignor]
     return result["time_ms"] / 1000, result["clients"]
 

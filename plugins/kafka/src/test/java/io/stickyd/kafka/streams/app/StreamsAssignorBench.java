@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -17,6 +18,7 @@ import java.util.TreeSet;
 import java.util.UUID;
 import java.util.function.Supplier;
 import org.apache.kafka.common.Cluster;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.coordinator.group.streams.assignor.AssignmentMemberSpec;
 import org.apache.kafka.coordinator.group.streams.assignor.GroupAssignment;
@@ -31,10 +33,12 @@ import org.apache.kafka.streams.processor.assignment.KafkaStreamsState;
 import org.apache.kafka.streams.processor.assignment.ProcessId;
 import org.apache.kafka.streams.processor.assignment.TaskAssignor;
 import org.apache.kafka.streams.processor.assignment.TaskInfo;
+import org.apache.kafka.streams.processor.assignment.TaskTopicPartition;
 import org.apache.kafka.streams.processor.assignment.assignors.StickyTaskAssignor;
 import org.apache.kafka.streams.processor.internals.assignment.ClientState;
 import org.apache.kafka.streams.processor.internals.assignment.DefaultKafkaStreamsState;
 import org.apache.kafka.streams.processor.internals.assignment.DefaultTaskInfo;
+import org.apache.kafka.streams.processor.internals.assignment.DefaultTaskTopicPartition;
 import org.apache.kafka.streams.processor.internals.assignment.HighAvailabilityTaskAssignor;
 import org.apache.kafka.streams.processor.internals.assignment.RackAwareTaskAssignor;
 
@@ -172,8 +176,18 @@ public final class StreamsAssignorBench {
                     Optional.of(lags.get(id)), Optional.empty()));
         }
         Map<TaskId, TaskInfo> infos = new TreeMap<>();
-        tasks.forEach((task, isStateful) -> infos.put(task,
-                new DefaultTaskInfo(task, isStateful, isStateful ? Set.of("store") : Set.of(), Set.of())));
+        // a source partition per task, and a changelog partition per stateful task (Kafka's sticky
+        // assignor gives standbys to tasks with a changelog)
+        tasks.forEach((task, isStateful) -> {
+            Set<TaskTopicPartition> partitions = new HashSet<>();
+            partitions.add(new DefaultTaskTopicPartition(
+                    new TopicPartition("source-" + task.subtopology(), task.partition()), true, false, () -> { }));
+            if (isStateful) {
+                partitions.add(new DefaultTaskTopicPartition(
+                        new TopicPartition("changelog-" + task.subtopology(), task.partition()), false, true, () -> { }));
+            }
+            infos.put(task, new DefaultTaskInfo(task, isStateful, isStateful ? Set.of("store") : Set.of(), partitions));
+        });
         ApplicationState application = new ApplicationState() {
             @Override
             public Map<ProcessId, KafkaStreamsState> kafkaStreamsStates(boolean computeTaskLags) {
