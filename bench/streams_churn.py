@@ -17,6 +17,8 @@ whether it was then balanced, and whether the output counts were exact afterward
 from __future__ import annotations
 
 import argparse
+import signal
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -155,6 +157,8 @@ def run(assignor: str, bootstrap: str, stickyd_url: str, folder: Path, args: arg
 
 
 def main() -> None:
+    # SIGTERM unwinds like Ctrl-C, so every instance, the broker and the service are stopped
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--assignors", default="stickyd,ha,sticky,kip1071")
@@ -166,7 +170,7 @@ def main() -> None:
     args.acceptable_lag = 100
     args.probing_ms = 60_000
     args.quiet_s = 20.0 if args.quick else 65.0
-    args.timeout_s = 300.0
+    args.timeout_s = 150.0
     header = (
         "| assignor | event | stateful actives moved | records restored | records loaded by standbys | "
         "time to stable | balanced | counts exact |\n|---|---|---:|---:|---:|---:|---|---|"
