@@ -27,6 +27,12 @@ def free_port() -> int:
 class ServiceProcess:
     url: str
     pid: int
+    log_path: str
+    """the child's stdout and stderr (its log), readable while it runs."""
+
+    def log_text(self) -> str:
+        with open(self.log_path) as log:
+            return log.read()
 
 
 @contextmanager
@@ -36,13 +42,13 @@ def running_service(env: dict[str, str] | None = None, startup_s: float = 60.0) 
     child_env = {**os.environ, "STICKYD_HOST": "127.0.0.1", "STICKYD_PORT": str(port), **(env or {})}
     url = f"http://127.0.0.1:{port}"
     # the log goes to a file: a pipe that nobody reads would fill up and stall the server
-    with tempfile.TemporaryFile(mode="w+") as log:
+    with tempfile.NamedTemporaryFile(mode="w+", prefix="stickyd-serve-", suffix=".log") as log:
         child = subprocess.Popen(
             [sys.executable, "-m", "cli", "serve"], env=child_env, stdout=log, stderr=subprocess.STDOUT
         )
         try:
             _wait_ready(url, child, startup_s, log)
-            yield ServiceProcess(url=url, pid=child.pid)
+            yield ServiceProcess(url=url, pid=child.pid, log_path=log.name)
         finally:
             stop(child)
 

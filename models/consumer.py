@@ -6,9 +6,11 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from models.int_ranges import Int32
+
 MemberId = Annotated[str, Field(min_length=1)]
 TopicName = Annotated[str, Field(min_length=1)]
-PartitionNumber = Annotated[int, Field(ge=0)]
+PartitionNumber = Annotated[Int32, Field(ge=0)]
 
 ConsumerStrategy = Literal["optimal", "sticky", "range", "roundrobin"]
 Protocol = Literal["eager", "cooperative"]
@@ -27,7 +29,7 @@ class ConsumerMember(_Frozen):
     id: MemberId
     topics: list[TopicName]
     owned: dict[TopicName, list[PartitionNumber]] = Field(default_factory=dict)
-    generation: Annotated[int, Field(ge=-1)] = -1
+    generation: Annotated[Int32, Field(ge=-1)] = -1
     rack: Annotated[str, Field(min_length=1)] | None = None
 
 
@@ -35,13 +37,13 @@ class ConsumerOptions(_Frozen):
     strategy: ConsumerStrategy = "optimal"
     time_limit_ms: Annotated[int, Field(gt=0, le=3_600_000)] | None = None
     protocol: Protocol = "eager"
-    max_imbalance: Annotated[int, Field(ge=0)] = 0
+    max_imbalance: Annotated[Int32, Field(ge=0)] = 0
 
 
 class ConsumerProblem(_Frozen):
     """A rebalance: partitions per topic, the members' subscriptions and what they own."""
 
-    topics: dict[TopicName, Annotated[int, Field(ge=0)]]
+    topics: dict[TopicName, Annotated[Int32, Field(ge=0)]]
     members: Annotated[list[ConsumerMember], Field(min_length=1)]
     options: ConsumerOptions = Field(default_factory=ConsumerOptions)
     copartitioned: list[Annotated[list[TopicName], Field(min_length=1)]] = Field(default_factory=list)

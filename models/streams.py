@@ -7,6 +7,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from models.int_ranges import INT32_MAX, Int32, Int64
+
 TASK_NAME = re.compile(r"^(.+)_(0|[1-9][0-9]*)$")
 """`<subtopology>_<partition>`, as Kafka names tasks (the last underscore splits)."""
 
@@ -15,8 +17,11 @@ Id = Annotated[str, Field(min_length=1)]
 
 
 def parse_task(name: str) -> tuple[str, int] | None:
+    """(subtopology, partition), or None when `name` is not a task name with an int32 partition."""
     match = TASK_NAME.match(name)
-    return (match.group(1), int(match.group(2))) if match else None
+    if match is None or len(match.group(2)) > len(str(INT32_MAX)) or int(match.group(2)) > INT32_MAX:
+        return None
+    return match.group(1), int(match.group(2))
 
 
 class _Frozen(BaseModel):
@@ -25,7 +30,7 @@ class _Frozen(BaseModel):
 
 class Subtopology(_Frozen):
     id: Id
-    partitions: Annotated[int, Field(ge=0)]
+    partitions: Annotated[Int32, Field(ge=0)]
     stateful: bool = True
 
 
@@ -33,28 +38,32 @@ class StreamsClient(_Frozen):
     """One Streams instance: its threads (capacity) and what it ran in the previous round."""
 
     id: Id
-    capacity: Annotated[int, Field(ge=1)] = 1
+    capacity: Annotated[Int32, Field(ge=1)] = 1
     rack: Id | None = None
     active: list[str] = Field(default_factory=list)
     standby: list[str] = Field(default_factory=list)
-    lags: dict[str, Annotated[int, Field(ge=0)]] = Field(default_factory=dict)
+    lags: dict[str, Annotated[Int64, Field(ge=0)]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _task_names(self) -> StreamsClient:
         for field in ("active", "standby"):
             for i, name in enumerate(getattr(self, field)):
                 if parse_task(name) is None:
-                    raise ValueError(f"{field}[{i}]: task name {name!r} is not <subtopology>_<partition>")
+                    raise ValueError(
+                        f"{field}[{i}]: task name {name!r} is not <subtopology>_<partition> (partition 0..2147483647)"
+                    )
         for name in self.lags:
             if parse_task(name) is None:
-                raise ValueError(f"lags.{name}: task name {name!r} is not <subtopology>_<partition>")
+                raise ValueError(
+                    f"lags.{name}: task name {name!r} is not <subtopology>_<partition> (partition 0..2147483647)"
+                )
         return self
 
 
 class StreamsConfig(_Frozen):
-    num_standby_replicas: Annotated[int, Field(ge=0)] = 0
-    max_warmup_replicas: Annotated[int, Field(ge=0)] = 2
-    acceptable_recovery_lag: Annotated[int, Field(ge=0)] = 10_000
+    num_standby_replicas: Annotated[Int32, Field(ge=0)] = 0
+    max_warmup_replicas: Annotated[Int32, Field(ge=0)] = 2
+    acceptable_recovery_lag: Annotated[Int64, Field(ge=0)] = 10_000
 
 
 class StreamsOptions(_Frozen):

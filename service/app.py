@@ -19,9 +19,12 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from models import ConsumerProblem, ConsumerSolution
 from models.streams import StreamsProblem, StreamsSolution
-from service.jobs import JobResult, Kind, Limits, error, requested_time_limit_ms
+from service.groups import groups
+from service.jobs import JobResult, Kind, Limits, requested_time_limit_ms
 from service.metrics import Metrics
+from service.offline_docs import add_offline_docs
 from service.pool import SolverPool
+from service.request_body import ClientGone, media_type_error, read_body
 from service.settings import Settings, get_settings
 
 log = logging.getLogger("stickyd.access")
@@ -60,38 +63,24 @@ assign = APIRouter(prefix="/v1/assign", tags=["assign"])
 ops = APIRouter(tags=["operations"])
 
 
-async def _read_body(request: Request, limit: int) -> bytes | None:
-    """The body, or None when it is larger than `limit` bytes."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        return None
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 async def _handle(kind: Kind, request: Request, services: Services) -> Response:
     started = time.perf_counter()
     settings = services.settings
     endpoint = f"/v1/assign/{kind}"
-    body = await _read_body(request, settings.max_body_bytes)
-    if body is None:
-        result = error(
-            413,
-            "body",
-            f"request body exceeds this server's limit of {settings.max_body_bytes} bytes (STICKYD_MAX_BODY_BYTES)",
-        )
+    try:
+        body = media_type_error(request) or await read_body(request, settings.max_body_bytes, settings.body_timeout_s)
+    except ClientGone:
+        log.info("endpoint=%s client disconnected before its body was complete", endpoint)
+        services.metrics.disconnects.labels(endpoint).inc()
+        return Response(status_code=400)
+    if isinstance(body, JobResult):
+        result = body
     else:
         asked = None
         if len(body) <= SMALL_BODY:
             try:
                 asked = requested_time_limit_ms(json.loads(body))
-            except (ValueError, UnicodeDecodeError):
+            except (ValueError, RecursionError):  # the worker answers with the 422
                 asked = None
         limit_ms = min(asked or settings.default_time_limit_ms, settings.max_time_limit_ms)
         result = await services.pool.solve(kind, body, services.limits, limit_ms / 1000 + SERVICE_GRACE_S)
@@ -124,8 +113,10 @@ def _record(services: Services, endpoint: str, result: JobResult, elapsed: float
 
 
 ASSIGN_ERRORS: dict[int | str, dict[str, Any]] = {
-    413: {"description": "over the server's size limits"},
-    422: {"description": "not the contract; `detail` names the field"},
+    408: {"description": "the body did not arrive within STICKYD_BODY_TIMEOUT_S"},
+    413: {"description": "over the server's size limits; `detail` names the field and the setting"},
+    415: {"description": "the body is not declared `application/json`"},
+    422: {"description": "not the contract (or not JSON, or a key given twice); `detail` names the field"},
 }
 
 
@@ -178,9 +169,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version="1",
         summary="Provably balanced, minimally moving assignments for Kafka consumer groups and Streams.",
         lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
     )
+    add_offline_docs(app)
     app.include_router(assign)
     app.include_router(ops)
+    app.include_router(groups)
     _add_error_handlers(app)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from models import ConsumerProblem, ConsumerSolution, ProblemError, parse
 from models.streams import StreamsProblem, StreamsSolution
+from service.json_guard import load_object
 from solvers import solve_consumer, solve_streams
 
 log = logging.getLogger(__name__)
@@ -51,25 +52,25 @@ def error(status: int, field: str, reason: str, partitions: int = 0, members: in
 def run_job(kind: Kind, body: bytes, limits: Limits, fallback_reason: str | None = None) -> JobResult:
     """Parse, check limits, solve. Never raises for anything a client can send."""
     try:
-        data = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as problem:
-        return error(422, "body", f"not valid JSON ({problem})")
-    if not isinstance(data, dict):
-        return error(422, "body", f"expected a JSON object, got {type(data).__name__}")
+        data = load_object(body)
+    except ProblemError as problem:
+        return error(422, problem.field, problem.reason)
     sizes = _sizes(kind, data)
+    units, people = ("topics", "members") if kind == "consumer" else ("subtopologies", "clients")
+    noun = "partitions" if kind == "consumer" else "tasks"
     if sizes["partitions"] > limits.max_partitions:
         return error(
             413,
-            "topics",
-            f"{sizes['partitions']} partitions exceed this server's limit of "
+            units,
+            f"{sizes['partitions']} {noun} exceed this server's limit of "
             f"{limits.max_partitions} (STICKYD_MAX_PARTITIONS)",
             **sizes,
         )
     if sizes["members"] > limits.max_members:
         return error(
             413,
-            "members",
-            f"{sizes['members']} members exceed this server's limit of {limits.max_members} (STICKYD_MAX_MEMBERS)",
+            people,
+            f"{sizes['members']} {people} exceed this server's limit of {limits.max_members} (STICKYD_MAX_MEMBERS)",
             **sizes,
         )
     try:

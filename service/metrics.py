@@ -47,3 +47,9 @@ class Metrics:
             "Solver pools replaced after a worker died.",
             registry=self.registry,
         )
+        self.disconnects = Counter(
+            "stickyd_client_disconnects",
+            "Clients that went away before their answer (mid-body or mid-solve).",
+            ["endpoint"],
+            registry=self.registry,
+        )

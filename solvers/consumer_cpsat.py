@@ -3,17 +3,20 @@
 A member that reads both topics of a join (2 partitions per unit) and a plain topic (1 per
 unit) has a load that is a weighted sum, so its squared load is not a flow cost. The model
 still works on classes of interchangeable units, with integer counts, and is solved
-lexicographically: balance, then moves, then racks, each level proven before the next.
+lexicographically: balance (on a smaller model of its own, `consumer_balance`), then moves,
+then racks, each level proven before the next, each hinted with the level above's answer.
 """
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
 from ortools.sat.python import cp_model
 
 from models.consumer_index import ConsumerIndex
+from solvers.consumer_balance import UNARY_STEPS_LIMIT, least_squares, squared
 from solvers.consumer_classes import UnitClasses, materialize
 from solvers.errors import SolverFailure, SolveTimeout
 
@@ -21,26 +24,34 @@ from solvers.errors import SolverFailure, SolveTimeout
 def solve_cpsat(
     index: ConsumerIndex, unit_classes: UnitClasses, *, max_imbalance: int, deadline: float
 ) -> list[np.ndarray]:
-    model = ConsumerCpModel(index, unit_classes)
-    squares = model.sum_of_squares()
-    # balance first: the most even loads the subscriptions allow
-    balanced = model.minimise(squares, deadline, keep=max_imbalance == 0)
+    # balance first: the most even loads the subscriptions allow (proven on its own small model)
+    least, reaching = least_squares(index, unit_classes, deadline)
+    model = ConsumerCpModel(index, unit_classes, deadline)
+    balanced = _Solved(least, {key: reaching.get(key, 0) for key in model.take})
+    model.last = balanced
     if max_imbalance:
         low = min(model.solved_loads(balanced), default=0)
         high = max(model.solved_loads(balanced), default=0)
         model.bound_loads(max(0, low - max_imbalance), high + max_imbalance)
+        squares = model.sum_of_squares((max(0, low - max_imbalance), high + max_imbalance))
         # sticky yet fair: fewest moves, then most even, then racks
         model.minimise(model.moves(), deadline)
         model.minimise(squares, deadline)
     else:
+        # the next levels keep the balance at its optimum; every load of such an assignment
+        # lies within sqrt(spread) of the mean, where spread = least - total^2 / members
+        active = [top for top in model.tops if top]
+        total = sum(model.solved_loads(balanced))
+        spread = least - total * total / max(len(active), 1)
+        mean = total / max(len(active), 1)
+        reach = math.isqrt(max(0, math.floor(spread))) + 1
+        window = (max(0, math.floor(mean) - reach), math.ceil(mean) + reach)
+        model.bound_loads(*window)
+        model.model.add(model.sum_of_squares(window) == least)
         model.minimise(model.moves(), deadline)
-    model.minimise(model.rack_misses(), deadline)
+    if any(pool.rack_miss for pool in unit_classes.pools):
+        model.minimise(model.rack_misses(), deadline)
     return model.owners()
-
-
-UNARY_STEPS_LIMIT = 200_000
-"""Up to this many load steps in all, squared loads are encoded step by step (strong bounds);
-beyond, as products (small model, weaker bounds)."""
 
 
 class _Solved:
@@ -50,7 +61,7 @@ class _Solved:
 
 
 class ConsumerCpModel:
-    def __init__(self, index: ConsumerIndex, unit_classes: UnitClasses) -> None:
+    def __init__(self, index: ConsumerIndex, unit_classes: UnitClasses, deadline: float = float("inf")) -> None:
         self.index = index
         self.classes = unit_classes
         self.model = cp_model.CpModel()
@@ -68,6 +79,8 @@ class ConsumerCpModel:
             )
         }
         for c, (p, size) in enumerate(zip(unit_classes.class_pool.tolist(), sizes, strict=True)):
+            if c % 256 == 0 and time.monotonic() > deadline:
+                raise SolveTimeout("building the CP-SAT model used up the time limit")
             pool = unit_classes.pools[p]
             group = index.groups[pool.group]
             for m in pool.eligible:
@@ -87,24 +100,40 @@ class ConsumerCpModel:
             self.model.add(load == sum(self.weight[k] * self.take[k] for k in keys))
             self.loads.append(load)
             self.tops.append(top)
+        self._order_interchangeable(member_keys)
 
-    def sum_of_squares(self) -> cp_model.LinearExprT:
-        unary = sum(self.tops) <= UNARY_STEPS_LIMIT
+    def _order_interchangeable(self, member_keys: list[list[tuple[int, int]]]) -> None:
+        """Members that claim nothing, may take the same classes and miss the same racks are
+        interchangeable at every level: any assignment has a permutation of them, as good at
+        every level, whose loads do not increase in id order, so only those are searched."""
+        claimants = set(self.kept_members())
+        same: dict[tuple[tuple[int, ...], tuple[int, ...]], list[int]] = {}
+        for m, keys in enumerate(member_keys):
+            if keys and m not in claimants:
+                classes = tuple(sorted(c for c, _ in keys))
+                misses = tuple(self.classes.pools[int(self.classes.class_pool[c])].rack_miss.get(m, 0) for c in classes)
+                same.setdefault((classes, misses), []).append(m)
+        for members in same.values():
+            for first, second in zip(members, members[1:], strict=False):
+                self.model.add(self.loads[first] >= self.loads[second])
+
+    def kept_members(self) -> list[int]:
+        return [m for _, m in self.kept]
+
+    def sum_of_squares(self, window: tuple[int, int]) -> cp_model.LinearExprT:
+        """Squared loads, for loads already bounded to `window` (each member's load from the
+        window's low end, step by step)."""
+        low, high = window
+        unary = sum(max(0, min(top, high) - low) for top in self.tops if top) <= UNARY_STEPS_LIMIT
         squares: list[cp_model.LinearExprT] = []
         for m, (load, top) in enumerate(zip(self.loads, self.tops, strict=True)):
-            if top == 0:
-                continue
-            if unary:
-                # the squared load as the sum of its steps 1, 3, 5, ...: convex, so the LP bound is exact
-                steps = [self.model.new_bool_var(f"load_m{m}_ge{k}") for k in range(1, top + 1)]
-                for higher, lower in zip(steps[1:], steps, strict=False):
-                    self.model.add_implication(higher, lower)
-                self.model.add(load == sum(steps))
-                squares.append(sum((2 * k - 1) * step for k, step in enumerate(steps, start=1)))
-            else:
-                square = self.model.new_int_var(0, top * top, f"square_m{m}")
-                self.model.add_multiplication_equality(square, [load, load])
-                squares.append(square)
+            if top:
+                base = int(min(low, top))
+                shifted = self.model.new_int_var(0, max(0, min(top, high) - base), f"above_m{m}")
+                self.model.add(shifted == load - base)
+                square = squared(self.model, shifted, max(0, min(top, high) - base), f"above_m{m}", unary)
+                # (base + x)^2 = base^2 + 2 base x + x^2
+                squares.extend([base * base + 2 * base * shifted, square])
         return sum(squares)
 
     def moves(self) -> cp_model.LinearExprT:

@@ -107,7 +107,7 @@ def test_health_reports_a_ready_pool(client: TestClient) -> None:
 
 def test_metrics_count_requests_solves_and_rejections(client: TestClient) -> None:
     client.post("/v1/assign/consumer", json=load_example("consumer-kip54-equal.json"))
-    client.post("/v1/assign/consumer", content=b"nope")
+    client.post("/v1/assign/consumer", content=b"nope", headers={"content-type": "application/json"})
     text = client.get("/metrics").text
     assert 'stickyd_requests_total{endpoint="/v1/assign/consumer",status="200",strategy="optimal"}' in text
     assert 'stickyd_rejected_total{endpoint="/v1/assign/consumer",status="422"}' in text
@@ -121,7 +121,7 @@ def test_openapi_embeds_the_contract_and_its_examples(client: TestClient) -> Non
     assert body["schema"]["$ref"].endswith("/ConsumerProblem")
     assert "consumer-kip54-equal" in body["examples"]
     assert "ConsumerMember" in schema["components"]["schemas"]
-    assert client.get("/docs").status_code == 200
+    assert client.get("/docs").status_code == 200 and "/docs-assets/swagger-ui-bundle.js" in client.get("/docs").text
 
 
 def test_unknown_routes_and_methods_get_a_4xx_with_detail(client: TestClient) -> None:

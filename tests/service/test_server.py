@@ -23,6 +23,8 @@ from models import ConsumerSolution
 from tests.conftest import CONTRACT, assert_valid
 from tests.service.health_probe import probe_health
 
+JSON = {"content-type": "application/json"}
+
 
 def _without_time(response: dict[str, Any]) -> dict[str, Any]:
     return {**response, "stats": {k: v for k, v in response["stats"].items() if k != "time_ms"}}
@@ -38,7 +40,7 @@ def test_service_and_cli_give_identical_answers(service: ServiceProcess, path: P
         check=True,
         timeout=120,
     )
-    over_http = httpx.post(f"{service.url}/v1/assign/{kind}", content=path.read_bytes()).json()
+    over_http = httpx.post(f"{service.url}/v1/assign/{kind}", content=path.read_bytes(), headers=JSON).json()
     assert _without_time(over_http) == _without_time(json.loads(cli.stdout))
 
 
