@@ -33,7 +33,9 @@ ASSIGNORS = {
     "stickyd": "stickyd (KIP-924)",
     "ha": "Kafka HighAvailabilityTaskAssignor",
     "sticky": "Kafka StickyTaskAssignor",
+    "kip1071": "Kafka broker-side sticky (KIP-1071)",
 }
+"""`kip1071` runs the application with group.protocol=streams: the broker assigns the tasks."""
 EVENTS = [("join", "d"), ("join", "e"), ("leave", "b"), ("kill", "c"), ("join", "f")]
 
 
