@@ -12,7 +12,8 @@ import pytest
 
 from cli.child_service import ServiceProcess, running_service
 from models import ConsumerProblem, ConsumerSolution, validate_consumer_solution
-from tests.kafka.apache_kafka import ApacheKafka, apache_kafka_broker, kafka_jars_built
+from tests.kafka.apache_kafka import ApacheKafka, apache_kafka_broker, kafka_jars_built, stickyd_broker_properties
+from tests.kafka.switchboard import Switchboard
 from tests.processes import MARK, new_mark, this_process, wait_until_none_marked
 from tests.store.postgres_cluster import PostgresCluster, postgres_cluster
 
@@ -52,13 +53,26 @@ def service() -> Iterator[ServiceProcess]:
 
 
 @pytest.fixture(scope="session")
-def apache_kafka() -> Iterator[ApacheKafka]:
+def stickyd_switchboard() -> Iterator[Switchboard]:
+    """The relay the session broker's `stickyd.url` points at; it starts in `reset` (stickyd gone).
+    Tests that want stickyd to answer call `forward(service.url)`, and leave it as they found it."""
+    board = Switchboard()
+    try:
+        yield board
+    finally:
+        board.close()
+
+
+@pytest.fixture(scope="session")
+def apache_kafka(stickyd_switchboard: Switchboard) -> Iterator[ApacheKafka]:
     """One real Apache Kafka 4.x broker (KRaft, single node) for the whole session, from the Maven jars
-    in plugins/kafka/target; `.bootstrap` is "127.0.0.1:PORT". For extra broker properties start your
-    own with `tests.kafka.apache_kafka.apache_kafka_broker(extra_properties)`."""
+    in plugins/kafka/target; `.bootstrap` is "127.0.0.1:PORT". Kafka's `uniform` stays the default
+    consumer-group assignor; `stickyd` (the plug-in) is there for clients that choose it, asking
+    stickyd through `stickyd_switchboard`. For other broker properties start your own with
+    `tests.kafka.apache_kafka.apache_kafka_broker(extra_properties)`."""
     if not kafka_jars_built():
         pytest.skip("Kafka jars not built: run `mvn -q -B -f plugins/kafka/pom.xml package` (scripts/test does)")
-    with apache_kafka_broker() as broker:
+    with apache_kafka_broker(stickyd_broker_properties(stickyd_switchboard.url)) as broker:
         yield broker
 
 
