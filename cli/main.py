@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 
 from cli.demo import DemoExample
+from cli.groups import groups_app
 from cli.pipeline import pipeline_app
 from cli.tables import print_consumer_table, print_streams_table
 from models import ConsumerProblem, ConsumerSolution, ProblemError, parse
@@ -22,6 +23,7 @@ app = typer.Typer(help="stickyd: provably balanced, minimally moving Kafka assig
 solve_app = typer.Typer(help="Solve one problem in the contract's JSON format.", no_args_is_help=True)
 app.add_typer(solve_app, name="solve")
 app.add_typer(pipeline_app, name="pipeline")
+app.add_typer(groups_app, name="groups")
 
 
 def _read(file: str) -> Any:
