@@ -68,8 +68,9 @@ def test_sigkill_mid_rebalance_leaves_whole_generations_and_never_answers_one_tw
     for _ in range(KILLS):
         with running_service(backend.env) as service:
             stop = threading.Event()
+            fresh = dict.fromkeys(GROUPS, 0)
 
-            def drive(group: str, stop: threading.Event = stop) -> None:
+            def drive(group: str, stop: threading.Event = stop, fresh: dict[str, int] = fresh) -> None:
                 with httpx.Client(base_url=service.url, timeout=30) as http:
                     seen = max(answered[group], default=-1)
                     step = seen + 1
@@ -87,12 +88,16 @@ def test_sigkill_mid_rebalance_leaves_whole_generations_and_never_answers_one_tw
                         if seen in answered[group]:
                             twice.append((group, seen))
                         answered[group][seen] = body["solution"]["assignment"]
+                        fresh[group] += 1
                         step += 1
 
             drivers = [threading.Thread(target=drive, args=(g,)) for g in GROUPS]
             for d in drivers:
                 d.start()
-            time.sleep(rng.uniform(0.2, 1.0))
+            deadline = time.monotonic() + 60
+            while min(fresh.values()) == 0 and time.monotonic() < deadline:
+                time.sleep(0.05)  # every group answered once since the start: now kill at a random point
+            time.sleep(rng.uniform(0.0, 0.6))
             below = descendants(service.pid)
             os.kill(service.pid, signal.SIGKILL)
             kill_all(below)  # the solver processes the dead service can no longer stop
