@@ -72,6 +72,10 @@ def topic_name(t: int) -> str:
     return f"topic-{t:04d}"
 
 
+def _topic_names(n: int) -> list[str]:
+    return [topic_name(t) for t in range(n)]
+
+
 def member_name(m: int) -> str:
     return f"consumer-{m:05d}"
 
@@ -108,7 +112,8 @@ def kafka_like_problem(
     alive[rng.choice(before + dead, size=dead, replace=False)] = False
     if event == "leave":
         alive[rng.choice(np.flatnonzero(alive))] = False
-    topics = {topic_name(t): int(n) for t, n in enumerate(counts)}
+    names = _topic_names(n_topics)
+    topics = {names[t]: int(n) for t, n in enumerate(counts)}
     if event == "partitions-added":
         for t in rng.choice(n_topics, size=max(1, n_topics // 10), replace=False):
             topics[topic_name(int(t))] += max(1, int(counts[t]) // 10)
@@ -116,7 +121,7 @@ def kafka_like_problem(
     owned = _owned_maps(group, claim_member[keep], claim_part[keep])
     out_members: list[dict[str, Any]] = []
     for m in np.flatnonzero(alive).tolist():
-        entry: dict[str, Any] = {"id": member_name(m), "topics": [topic_name(t) for t in group.topics_of(m)]}
+        entry: dict[str, Any] = {"id": member_name(m), "topics": [names[t] for t in group.topics_of(m)]}
         if m in owned:
             entry["owned"] = owned[m]
             entry["generation"] = int(generations[m])
@@ -248,20 +253,21 @@ def _steal_for(joiner: int, owner: np.ndarray, load: np.ndarray, readable: np.nd
     candidates = np.flatnonzero(readable)
     if not len(candidates):
         return
-    by_owner: dict[int, list[int]] = {}
-    for p, m in zip(candidates.tolist(), owner[candidates].tolist(), strict=True):
-        by_owner.setdefault(m, []).append(p)
+    candidates = candidates[np.argsort(owner[candidates], kind="stable")]
+    held_by = owner[candidates]
+    holders, starts, sizes = np.unique(held_by, return_index=True, return_counts=True)
+    left = dict(zip(holders.tolist(), (starts + sizes).tolist(), strict=True))
+    first = dict(zip(holders.tolist(), starts.tolist(), strict=True))
     target = len(owner) // members
-    holders = np.array(sorted(by_owner), dtype=np.int64)
     while load[joiner] < target and len(holders):
         m = int(holders[np.argmax(load[holders])])
         if load[m] <= load[joiner] + 1:
             break
-        p = by_owner[m].pop()
-        owner[p] = joiner
+        left[m] -= 1
+        owner[candidates[left[m]]] = joiner
         load[m] -= 1
         load[joiner] += 1
-        if not by_owner[m]:
+        if left[m] == first[m]:
             holders = holders[holders != m]
 
 
@@ -318,10 +324,11 @@ def _owned_maps(group: _Group, member: np.ndarray, part: np.ndarray) -> dict[int
     starts = np.concatenate([[0], key_change]).tolist()
     ends = [*starts[1:], len(part)]
     members, topics = member.tolist(), topic.tolist()
+    names = _topic_names(len(group.counts))
     owned: dict[int, dict[str, list[int]]] = {}
     for s, e in zip(starts, ends, strict=True):
         if s < e:
-            owned.setdefault(members[s], {})[topic_name(topics[s])] = number[s:e]
+            owned.setdefault(members[s], {})[names[topics[s]]] = number[s:e]
     return owned
 
 

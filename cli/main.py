@@ -100,7 +100,12 @@ def serve(
         _fail(f"settings: {problem}".splitlines()[0])
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     uvicorn.run(
-        create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level, access_log=False
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        access_log=False,
+        timeout_graceful_shutdown=settings.shutdown_grace_s,  # type: ignore[arg-type]  # a float works
     )
 
 

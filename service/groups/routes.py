@@ -53,8 +53,7 @@ async def _open_store(app: FastAPI) -> AsyncIterator[None]:
     app.state.database = database
     app.state.groups = GroupRebalancer(
         database,
-        services.pool,
-        services.limits,
+        services,
         Retention(settings.history_max_generations, settings.history_max_age_s),
     )
     try:
