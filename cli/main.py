@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 
 from cli.demo import DemoExample
+from cli.groups import groups_app
 from cli.pipeline import pipeline_app
 from cli.snapshot import snapshot
 from cli.tables import print_consumer_table, print_streams_table
@@ -23,6 +24,7 @@ app = typer.Typer(help="stickyd: provably balanced, minimally moving Kafka assig
 solve_app = typer.Typer(help="Solve one problem in the contract's JSON format.", no_args_is_help=True)
 app.add_typer(solve_app, name="solve")
 app.add_typer(pipeline_app, name="pipeline")
+app.add_typer(groups_app, name="groups")
 app.command()(snapshot)
 
 

@@ -21,8 +21,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from models.errors import first_problem
+from models.groups import RebalanceRequest
 from service.answering import solve_body
-from service.groups.api import RebalanceRequest
 from service.groups.consumer import ConsumerRound, finish_consumer, prepare_consumer
 from service.groups.roster import RosterError
 from service.groups.streams import StreamsRound, finish_streams, prepare_streams

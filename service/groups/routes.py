@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 
 from models.errors import first_problem
-from service.groups.api import (
+from models.groups import (
     GroupHistory,
     GroupList,
     GroupState,
@@ -182,6 +182,8 @@ def group_state(stored: StoredGroup, history: int) -> GroupState:
             for m, h in state.get("lost", {}).items()
         ],
         history=history,
+        topics=state.get("topics", {}),
+        stats=state.get("stats"),
     )
 
 
