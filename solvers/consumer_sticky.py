@@ -19,23 +19,32 @@ topic group instead of per partition (same answer, cheaper); there is no second-
 from __future__ import annotations
 
 import heapq
+import time
 
 import numpy as np
 from sortedcontainers import SortedList
 
 from models.consumer_index import ConsumerIndex
+from solvers.errors import SolveTimeout
 
 Unit = tuple[int, int]
 """(group index, partition number)."""
 
 
-def solve_sticky(index: ConsumerIndex) -> list[np.ndarray]:
-    return _StickyRun(index).run()
+CHECK_EVERY = 2048
+"""loop iterations between two looks at the clock."""
+
+
+def solve_sticky(index: ConsumerIndex, deadline: float | None = None) -> list[np.ndarray]:
+    """Raises SolveTimeout when `deadline` (monotonic seconds) passes before it is done."""
+    return _StickyRun(index, deadline).run()
 
 
 class _StickyRun:
-    def __init__(self, index: ConsumerIndex) -> None:
+    def __init__(self, index: ConsumerIndex, deadline: float | None = None) -> None:
         self.index = index
+        self.deadline = deadline
+        self.ticks = 0
         n = index.member_count
         self.owners = [np.full(g.units, -1, dtype=np.int64) for g in index.groups]
         self.weight = [g.weight for g in index.groups]
@@ -53,6 +62,7 @@ class _StickyRun:
         order = self._sorted_units(fresh)
         # step 2: unassigned partitions go to the least-loaded consumer that can take them
         for g, p in order:
+            self._tick()
             if self.owners[g][p] < 0:
                 self._give((g, p), self._least_loaded(g))
         before = [o.copy() for o in self.owners]
@@ -115,6 +125,7 @@ class _StickyRun:
             for g, p in reassignable:
                 if balanced:
                     break
+                self._tick()
                 owner = int(self.owners[g][p])
                 target = self._least_loaded(g)
                 if self.load[owner] > self.load[target] + self.weight[g]:
@@ -124,6 +135,11 @@ class _StickyRun:
                     balanced = self._is_balanced()
             if not changed or balanced:
                 return moved
+
+    def _tick(self) -> None:
+        self.ticks += 1
+        if self.deadline is not None and self.ticks % CHECK_EVERY == 0 and time.monotonic() > self.deadline:
+            raise SolveTimeout("the KIP-54 heuristic ran out of its time limit")
 
     def _is_balanced(self) -> bool:
         """KIP-54: loads differ by at most one, or no partition can move to a consumer with
