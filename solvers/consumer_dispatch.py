@@ -88,15 +88,15 @@ def _fallback(index: ConsumerIndex, budget: TimeBudget, why: str, strategy: str)
     partitions = sum(index.topics.values())
     units = sum(g.units for g in index.groups)
     answer_s = ANSWER_S_PER_PARTITION * partitions
+    said = (why,) if why else ()
     late = "the KIP-54 heuristic would not finish within the time limit"
     if budget.left_s() - 2 * answer_s > STICKY_S_PER_UNIT * units:
         try:
-            owners = solve_sticky(index, deadline=budget.deadline - 2 * answer_s)
-            return owners, Outcome(strategy, "kip54-sticky", False, True, (why,) if why else ())
+            owners = solve_sticky(index, TimeBudget(budget.deadline - 2 * answer_s))
+            return owners, Outcome(strategy, "kip54-sticky", False, True, said)
         except SolveTimeout:
             late = "the KIP-54 heuristic ran out of the time limit"
-    reason = f"{why}; {late}: quick valid fill" if why else f"{late}: quick valid fill"
-    return solve_quick(index), Outcome(strategy, "quick-fill", False, True, (reason,))
+    return solve_quick(index), Outcome(strategy, "quick-fill", False, True, (*said, f"{late}: quick valid fill"))
 
 
 def _optimal_or_fallback(

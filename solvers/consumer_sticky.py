@@ -19,13 +19,12 @@ topic group instead of per partition (same answer, cheaper); there is no second-
 from __future__ import annotations
 
 import heapq
-import time
 
 import numpy as np
 from sortedcontainers import SortedList
 
 from models.consumer_index import ConsumerIndex
-from solvers.errors import SolveTimeout
+from solvers.budget import TimeBudget
 
 Unit = tuple[int, int]
 """(group index, partition number)."""
@@ -35,15 +34,16 @@ CHECK_EVERY = 2048
 """loop iterations between two looks at the clock."""
 
 
-def solve_sticky(index: ConsumerIndex, deadline: float | None = None) -> list[np.ndarray]:
-    """Raises SolveTimeout when `deadline` (monotonic seconds) passes before it is done."""
-    return _StickyRun(index, deadline).run()
+def solve_sticky(index: ConsumerIndex, budget: TimeBudget | None = None) -> list[np.ndarray]:
+    """Raises SolveTimeout when `budget` is spent before it is done (its long loops ask it every
+    CHECK_EVERY steps); without a budget it runs to the end."""
+    return _StickyRun(index, budget).run()
 
 
 class _StickyRun:
-    def __init__(self, index: ConsumerIndex, deadline: float | None = None) -> None:
+    def __init__(self, index: ConsumerIndex, budget: TimeBudget | None = None) -> None:
         self.index = index
-        self.deadline = deadline
+        self.budget = budget
         self.ticks = 0
         n = index.member_count
         self.owners = [np.full(g.units, -1, dtype=np.int64) for g in index.groups]
@@ -84,6 +84,7 @@ class _StickyRun:
                 self.owners[g][:] = claims[0]
                 continue
             for p in np.flatnonzero((claims >= 0).any(axis=0)).tolist():
+                self._tick()
                 claimants = [int(m) for m in claims[:, p] if m >= 0]
                 # a unit goes back to whoever claimed most of it (lowest id on a tie)
                 self.owners[g][p] = max(set(claimants), key=lambda m: (claimants.count(m), -m))
@@ -109,6 +110,7 @@ class _StickyRun:
         order: list[Unit] = []
         cursor = dict.fromkeys(held, 0)
         while heap:
+            self._tick()
             size, tie, m = heapq.heappop(heap)
             order.append(held[m][cursor[m]])
             cursor[m] += 1
@@ -138,8 +140,8 @@ class _StickyRun:
 
     def _tick(self) -> None:
         self.ticks += 1
-        if self.deadline is not None and self.ticks % CHECK_EVERY == 0 and time.monotonic() > self.deadline:
-            raise SolveTimeout("the KIP-54 heuristic ran out of its time limit")
+        if self.budget is not None and self.ticks % CHECK_EVERY == 0:
+            self.budget.check("the KIP-54 heuristic")
 
     def _is_balanced(self) -> bool:
         """KIP-54: loads differ by at most one, or no partition can move to a consumer with
