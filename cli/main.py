@@ -10,19 +10,18 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
+from cli.demo import DemoExample
 from cli.pipeline import pipeline_app
-from models import ConsumerSolution, ProblemError
-from models.streams import StreamsSolution
+from cli.tables import print_consumer_table, print_streams_table
+from models import ConsumerProblem, ConsumerSolution, ProblemError, parse
+from models.streams import StreamsProblem, StreamsSolution
 from solvers import solve_consumer, solve_streams
 
 app = typer.Typer(help="stickyd: provably balanced, minimally moving Kafka assignments.", no_args_is_help=True)
 solve_app = typer.Typer(help="Solve one problem in the contract's JSON format.", no_args_is_help=True)
 app.add_typer(solve_app, name="solve")
 app.add_typer(pipeline_app, name="pipeline")
-
-EXAMPLES = Path(__file__).resolve().parents[1] / "service" / "examples"
 
 
 def _read(file: str) -> Any:
@@ -52,11 +51,12 @@ def solve_consumer_command(
 ) -> None:
     """Assign a consumer group's partitions (contract section 1)."""
     try:
-        solution = solve_consumer(_read(file))
+        problem = parse(ConsumerProblem, _read(file))
+        solution = solve_consumer(problem)
     except ProblemError as error:
         _fail(str(error))
     if table:
-        print_consumer_table(solution)
+        print_consumer_table(problem, solution)
     else:
         typer.echo(solution.model_dump_json())
 
@@ -68,68 +68,14 @@ def solve_streams_command(
 ) -> None:
     """Assign a Kafka Streams application's tasks (contract section 2)."""
     try:
-        solution = solve_streams(_read(file))
+        streams_problem = parse(StreamsProblem, _read(file))
+        solution = solve_streams(streams_problem)
     except ProblemError as error:
         _fail(str(error))
     if table:
-        print_streams_table(solution)
+        print_streams_table(streams_problem, solution)
     else:
         typer.echo(solution.model_dump_json())
-
-
-def print_streams_table(solution: StreamsSolution) -> None:
-    console = Console()
-    view = Table(title="streams task assignment (target, and what runs now)")
-    for column in ("client", "target active", "target standby", "running active", "warm-up"):
-        view.add_column(column)
-    for client, target in solution.target.items():
-        now = solution.assignment[client]
-        view.add_row(
-            client,
-            " ".join(target.active) or "-",
-            " ".join(target.standby) or "-",
-            " ".join(now.active) or "-",
-            " ".join(now.warmup) or "-",
-        )
-    console.print(view)
-    s = solution.stats
-    console.print(
-        f"strategy {s.strategy} · solver {s.solver} · optimal {s.optimal} · fallback {s.fallback} · "
-        f"active moves {s.active_moves} · standby moves {s.standby_moves} · warm-ups {s.warmups} · "
-        f"follow-up rebalance {solution.followup_rebalance} · {s.time_ms:.1f} ms"
-    )
-    for warning in s.warnings:
-        console.print(f"[yellow]warning:[/yellow] {warning}")
-
-
-def print_consumer_table(solution: ConsumerSolution) -> None:
-    console = Console()
-    view = Table(title="consumer group assignment")
-    view.add_column("member")
-    view.add_column("partitions", justify="right")
-    view.add_column("assignment")
-    for member, parts in solution.assignment.items():
-        text = "  ".join(f"{t}: {_ranges(p)}" for t, p in parts.items()) or "-"
-        view.add_row(member, str(sum(len(p) for p in parts.values())), text)
-    console.print(view)
-    s = solution.stats
-    console.print(
-        f"strategy {s.strategy} · solver {s.solver} · optimal {s.optimal} · fallback {s.fallback} · "
-        f"moves {s.moves} of {s.owned} owned · load {s.min_load}..{s.max_load} · {s.time_ms:.1f} ms"
-    )
-    for warning in s.warnings:
-        console.print(f"[yellow]warning:[/yellow] {warning}")
-
-
-def _ranges(parts: list[int]) -> str:
-    """[0, 1, 2, 5] -> '0-2,5'."""
-    out: list[str] = []
-    for p in parts:
-        if out and out[-1].split("-")[-1] == str(p - 1):
-            out[-1] = f"{out[-1].split('-')[0]}-{p}"
-        else:
-            out.append(str(p))
-    return ",".join(out)
 
 
 @app.command()
@@ -161,29 +107,29 @@ def demo(
     in_process: Annotated[bool, typer.Option(help="solve in this process instead of via the service")] = False,
 ) -> None:
     """Start `stickyd serve` on a free loopback port, send it the contract's example problems
-    (embedded in the package) with the Python client, print each answer as a table, stop it."""
-    problems = [(p.name, json.loads(p.read_text())) for p in sorted(EXAMPLES.glob("*.json"))]
+    (embedded in the package) with the Python client, and print each answer as a before -> after
+    table under one line saying what the example shows; stop the service."""
+    from cli.demo import run_demo
+
+    console = Console()
     if in_process:
-        for name, problem in problems:
-            typer.echo(f"\n== {name}")
-            if name.startswith("streams"):
-                print_streams_table(solve_streams(problem))
-            else:
-                print_consumer_table(solve_consumer(problem))
+        run_demo(lambda kind, p: solve_streams(p) if kind == "streams" else solve_consumer(p), _title, console)
         return
     from cli.child_service import running_service
     from client.http import StickydClient
 
     with running_service() as service, StickydClient(service.url) as client:
         url = service.url
-        typer.echo(f"stickyd serve is answering on {url}")
-        for name, problem in problems:
-            kind = "streams" if name.startswith("streams") else "consumer"
-            typer.echo(f"\n== POST {url}/v1/assign/{kind}  ({name})")
-            if kind == "streams":
-                print_streams_table(client.assign_streams(problem))
-            else:
-                print_consumer_table(client.assign_consumer(problem))
+        console.print(f"stickyd serve is answering on {url}")
+
+        def ask(kind: str, problem: dict[str, Any]) -> ConsumerSolution | StreamsSolution:
+            return client.assign_streams(problem) if kind == "streams" else client.assign_consumer(problem)
+
+        run_demo(ask, lambda example: f"POST {url}/v1/assign/{example.kind}  ({example.title})", console)
+
+
+def _title(example: DemoExample) -> str:
+    return example.title
 
 
 def main() -> None:

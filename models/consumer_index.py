@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from models.consumer import ConsumerProblem
+from models.consumer_claims import NO_OWNER, ReportedClaims, resolve_claims
 
-NO_OWNER = -1
+__all__ = ["NO_OWNER", "ConsumerIndex", "UnitGroup", "index_consumer_problem"]
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,8 @@ class ConsumerIndex:
     groups: tuple[UnitGroup, ...]
     topics: dict[str, int]
     """subscribed, existing topics and their partition counts."""
-    reported: tuple[dict[str, np.ndarray], ...]
-    """per member: every in-range partition it says it owns (cooperative revocation)."""
+    reported: ReportedClaims
+    """`reported[m]`: every in-range partition member m says it owns (cooperative revocation)."""
     conflicted: dict[str, np.ndarray]
     """topic -> partitions claimed by two members at the same highest generation."""
     owned: int
@@ -84,12 +85,10 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
     subscribed = sorted(set().union(*subscriptions))
     topics = {t: problem.topics[t] for t in subscribed}
 
-    owner, conflicted, reported, ignored = _resolve_claims(problem, members, subscriptions, topics)
-    if ignored:
-        warnings.append(
-            f"{ignored} claimed partitions ignored (stale generation, out of range, "
-            "unsubscribed topic or claimed twice)"
-        )
+    member_ids = tuple(m.id for m in members)
+    claims = resolve_claims(members, member_ids, subscriptions, problem.topics, subscribed)
+    owner, conflicted, reported = claims.owner, claims.conflicted, claims.reported
+    warnings.extend(claims.warnings)
 
     groups, cut = _unit_groups(problem, subscriptions, topics, owner)
     if cut:
@@ -104,58 +103,18 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
         and not any(g.racks is not None for g in groups)
     )
     return ConsumerIndex(
-        members=tuple(m.id for m in members),
+        members=member_ids,
         subscriptions=subscriptions,
         generations=tuple(m.generation for m in members),
         racks=tuple(m.rack for m in members),
         groups=tuple(groups),
         topics=topics,
-        reported=tuple(reported),
+        reported=reported,
         conflicted=conflicted,
         owned=owned,
         equal_subscriptions=equal,
         warnings=tuple(warnings),
     )
-
-
-def _resolve_claims(
-    problem: ConsumerProblem,
-    members: list,  # type: ignore[type-arg]
-    subscriptions: tuple[frozenset[str], ...],
-    topics: dict[str, int],
-) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list[dict[str, np.ndarray]], int]:
-    """Highest generation wins; two members at the same highest generation both lose."""
-    owner = {t: np.full(n, NO_OWNER, dtype=np.int64) for t, n in topics.items()}
-    best = {t: np.full(n, -2, dtype=np.int64) for t, n in topics.items()}
-    tied = {t: np.zeros(n, dtype=bool) for t, n in topics.items()}
-    reported: list[dict[str, np.ndarray]] = []
-    claimed_total = 0
-    for m, member in enumerate(members):
-        mine: dict[str, np.ndarray] = {}
-        for topic, parts in member.owned.items():
-            count = problem.topics.get(topic)
-            if count is None or not parts:
-                claimed_total += len(set(parts))
-                continue
-            arr = _sorted_unique(np.asarray(parts, dtype=np.int64))
-            claimed_total += len(arr)
-            arr = arr[arr < count]
-            mine[topic] = arr
-            if topic not in subscriptions[m] or topic not in owner:
-                continue
-            gen = member.generation
-            wins = best[topic][arr] < gen
-            ties = (best[topic][arr] == gen) & (owner[topic][arr] != m)
-            won, tie = arr[wins], arr[ties]
-            owner[topic][won], best[topic][won], tied[topic][won] = m, gen, False
-            tied[topic][tie] = True
-        reported.append(mine)
-    conflicted = {}
-    for topic in topics:
-        conflicted[topic] = np.flatnonzero(tied[topic])
-        owner[topic][tied[topic]] = NO_OWNER
-    valid = sum(int((owner[t] >= 0).sum()) for t in topics)
-    return owner, conflicted, reported, claimed_total - valid
 
 
 def _unit_groups(
@@ -211,8 +170,3 @@ def _unit_groups(
             )
         )
     return groups, cut
-
-
-def _sorted_unique(arr: np.ndarray) -> np.ndarray:
-    arr = np.sort(arr)
-    return arr[np.concatenate([[True], arr[1:] != arr[:-1]])] if len(arr) else arr

@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from models import ConsumerProblem, ConsumerSolution
 from models.streams import StreamsProblem, StreamsSolution
+from service.groups import groups
 from service.jobs import JobResult, Kind, Limits, requested_time_limit_ms
 from service.metrics import Metrics
 from service.offline_docs import add_offline_docs
@@ -174,6 +175,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     add_offline_docs(app)
     app.include_router(assign)
     app.include_router(ops)
+    app.include_router(groups)
     _add_error_handlers(app)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
@@ -26,6 +27,14 @@ class Settings(BaseSettings):
     body_timeout_s: float = Field(30.0, gt=0)
     """a request body must arrive completely within this many seconds of its headers, else 408."""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    data_dir: Path = Path("./stickyd-data")
+    """where the embedded SQLite database lives when no database_url is set."""
+    database_url: str | None = None
+    """e.g. postgresql://user:password@host:5432/stickyd (psycopg 3); default: SQLite in data_dir."""
+    history_max_generations: int = Field(100, ge=1)
+    """generations of each group kept in its history."""
+    history_max_age_s: float = Field(7 * 86_400, gt=0)
+    """history older than this is dropped (the current generation always stays)."""
 
 
 @lru_cache

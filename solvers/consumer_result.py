@@ -21,34 +21,73 @@ class Outcome:
     warnings: tuple[str, ...] = ()
 
 
-def expand(index: ConsumerIndex, owners: list[np.ndarray]) -> tuple[list[dict[str, np.ndarray]], TopicPartitions]:
-    """Per member, topic -> partitions; and the subscribed partitions nobody gets."""
-    n = index.member_count
-    per_member: list[dict[str, np.ndarray]] = [{} for _ in range(n)]
-    unassigned: dict[str, list[np.ndarray]] = {}
-    for group, owner in zip(index.groups, owners, strict=True):
+@dataclass(frozen=True)
+class Placement:
+    """Who gets each subscribed partition, as columns over `index.topics` laid end to end."""
+
+    owner: np.ndarray
+    """flat over the subscribed topics (sorted), partition by partition: member, or -1 (unassigned)."""
+    offsets: np.ndarray
+    """where each subscribed topic starts in `owner`."""
+    names: tuple[str, ...]
+
+
+def place(index: ConsumerIndex, owners: list[np.ndarray]) -> Placement:
+    """Unit owners spread over partitions: partition p of each topic of a unit goes to the unit's
+    member when it reads that topic; the rest (KIP-315 remainders) stays unassigned."""
+    names = tuple(index.topics)
+    row = {t: i for i, t in enumerate(names)}
+    counts = np.array([index.topics[t] for t in names], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    owner = np.full(int(offsets[-1]), -1, dtype=np.int64)
+    for group, units in zip(index.groups, owners, strict=True):
         for topic in group.topics:
-            tail = np.arange(group.units, index.topics[topic], dtype=np.int64)
-            if len(tail):
-                unassigned.setdefault(topic, []).append(tail)
-        if group.units == 0:
-            continue
-        order = np.argsort(owner, kind="stable")
-        counts = np.bincount(owner + 1, minlength=n + 1)
-        ends = np.cumsum(counts).tolist()
-        if counts[0]:
-            for topic in group.topics:
-                unassigned.setdefault(topic, []).append(order[: ends[0]])
-        for m in np.flatnonzero(counts[1:]).tolist():
-            units = order[ends[m] : ends[m + 1]]
-            for topic in group.topics:
-                if topic in index.subscriptions[m]:
-                    per_member[m][topic] = units
-                else:
-                    # KIP-315: the unit's member does not read this topic of the join
-                    unassigned.setdefault(topic, []).append(units)
-    flat = {t: np.sort(np.concatenate(parts)).tolist() for t, parts in sorted(unassigned.items())}
-    return per_member, flat
+            start = int(offsets[row[topic]])
+            if len(group.topics) == 1:
+                owner[start : start + group.units] = units
+                continue
+            # KIP-315: the unit's member may not read this topic of the join
+            reads = np.array([topic in s for s in index.subscriptions] + [False], dtype=bool)
+            owner[start : start + group.units] = np.where(reads[units], units, -1)
+    return Placement(owner, offsets, names)
+
+
+def columns_of(placement: Placement) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(member, topic, partition) of every assigned partition, sorted in that order."""
+    assigned = np.flatnonzero(placement.owner >= 0)
+    order = assigned[np.argsort(placement.owner[assigned], kind="stable")]
+    topic = np.searchsorted(placement.offsets, order, side="right") - 1
+    return placement.owner[order], topic, order - placement.offsets[topic]
+
+
+def nested(
+    member_ids: tuple[str, ...], names: tuple[str, ...], columns: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> dict[str, TopicPartitions]:
+    """{member: {topic: partitions}} for every member, from sorted columns: one Python list per
+    (member, topic), built by slicing one list of all partition numbers."""
+    member, topic, partition = columns
+    n = len(member)
+    breaks = np.flatnonzero((member[1:] != member[:-1]) | (topic[1:] != topic[:-1])) + 1
+    starts = np.concatenate([[0], breaks]).astype(np.int64) if n else np.zeros(0, np.int64)
+    ends = np.append(breaks, n).tolist() if n else []
+    numbers = partition.tolist()
+    lists = [numbers[a:b] for a, b in zip(starts.tolist(), ends, strict=True)]
+    keys = list(map(names.__getitem__, topic[starts].tolist()))
+    bounds = np.searchsorted(member[starts], np.arange(len(member_ids) + 1)).tolist()
+    return {
+        member_id: dict(zip(keys[bounds[m] : bounds[m + 1]], lists[bounds[m] : bounds[m + 1]], strict=True))
+        for m, member_id in enumerate(member_ids)
+    }
+
+
+def unassigned_lists(placement: Placement) -> TopicPartitions:
+    free = np.flatnonzero(placement.owner < 0)
+    topic = np.searchsorted(placement.offsets, free, side="right") - 1
+    out: TopicPartitions = {}
+    for t in np.unique(topic).tolist():
+        here = free[topic == t]
+        out[placement.names[t]] = (here - placement.offsets[t]).tolist()
+    return out
 
 
 def kept_count(index: ConsumerIndex, owners: list[np.ndarray]) -> int:
@@ -77,10 +116,12 @@ def build_solution(
     outcome: Outcome,
     time_ms: float,
 ) -> ConsumerSolution:
-    per_member, unassigned = expand(index, owners)
+    placement = place(index, owners)
     load = loads(index, owners)
     kept = kept_count(index, owners)
-    target = {index.members[m]: _as_lists(per_member[m]) for m in range(index.member_count)}
+    columns = columns_of(placement)
+    target = nested(index.members, placement.names, columns)
+    unassigned = unassigned_lists(placement)
     stats = ConsumerStats(
         strategy=problem.options.strategy,  # type: ignore[arg-type]
         solver=outcome.solver,
@@ -99,39 +140,37 @@ def build_solution(
         return ConsumerSolution.model_construct(
             assignment=target, revoke={}, target=None, unassigned=unassigned, stats=stats
         )
-    revoke, assignment = _cooperative(index, per_member)
+    revoke, assignment = _cooperative(index, placement, columns)
     return ConsumerSolution.model_construct(
         assignment=assignment, revoke=revoke, target=target, unassigned=unassigned, stats=stats
     )
 
 
 def _cooperative(
-    index: ConsumerIndex, per_member: list[dict[str, np.ndarray]]
+    index: ConsumerIndex, placement: Placement, columns: tuple[np.ndarray, np.ndarray, np.ndarray]
 ) -> tuple[dict[str, TopicPartitions], dict[str, TopicPartitions]]:
     """KIP-429: a member first gives up what it owns but will not keep; nobody receives a
     partition in the round where someone else still revokes it."""
-    revoke: dict[str, TopicPartitions] = {}
-    withheld: dict[str, list[np.ndarray]] = {}
-    for m, reported in enumerate(index.reported):
-        mine: dict[str, np.ndarray] = {}
-        for topic, parts in reported.items():
-            keep = per_member[m].get(topic, np.zeros(0, dtype=np.int64))
-            gone = np.setdiff1d(parts, keep)
-            # a partition two members claimed at one generation is revoked from both (Kafka)
-            tied = index.conflicted.get(topic)
-            if tied is not None and len(tied):
-                gone = np.union1d(gone, np.intersect1d(parts, tied))
-            if len(gone):
-                mine[topic] = gone
-                withheld.setdefault(topic, []).append(gone)
-        revoke[index.members[m]] = _as_lists(mine)
-    blocked = {t: np.unique(np.concatenate(v)) for t, v in withheld.items()}
-    assignment: dict[str, TopicPartitions] = {}
-    for m in range(index.member_count):
-        now = {t: np.setdiff1d(parts, blocked[t]) if t in blocked else parts for t, parts in per_member[m].items()}
-        assignment[index.members[m]] = _as_lists(now)
+    reported = index.reported
+    # reported topics are all existing topics; map them onto the subscribed ones (or -1)
+    row = {t: i for i, t in enumerate(placement.names)}
+    to_subscribed = np.array([row.get(t, -1) for t in reported.topic_names], dtype=np.int64)
+    sub_topic = to_subscribed[reported.topic]
+    flat = np.where(sub_topic >= 0, placement.offsets[np.maximum(sub_topic, 0)] + reported.partition, -1)
+    # one sentinel at the end: index -1 (not a subscribed partition) reads "nobody", "not tied"
+    target_owner = np.append(placement.owner, -1)[flat]
+    tied = np.zeros(len(placement.owner) + 1, dtype=bool)
+    for name, parts in index.conflicted.items():
+        if name in row:
+            tied[placement.offsets[row[name]] + parts] = True
+    # a partition two members claimed at one generation is revoked from both (Kafka)
+    gone = (target_owner != reported.member) | tied[flat]
+    revoke = nested(
+        index.members, reported.topic_names, (reported.member[gone], reported.topic[gone], reported.partition[gone])
+    )
+    blocked = np.zeros(len(placement.owner), dtype=bool)
+    blocked[flat[gone & (flat >= 0)]] = True
+    member, topic, partition = columns
+    now = ~blocked[placement.offsets[topic] + partition]
+    assignment = nested(index.members, placement.names, (member[now], topic[now], partition[now]))
     return revoke, assignment
-
-
-def _as_lists(parts: dict[str, np.ndarray]) -> TopicPartitions:
-    return {t: np.asarray(p).tolist() for t, p in sorted(parts.items()) if len(p)}

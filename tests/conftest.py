@@ -12,6 +12,7 @@ import pytest
 from cli.child_service import ServiceProcess, running_service
 from models import ConsumerProblem, ConsumerSolution, validate_consumer_solution
 from tests.kafka.apache_kafka import ApacheKafka, apache_kafka_broker, kafka_jars_built
+from tests.store.postgres_cluster import PostgresCluster, postgres_cluster
 
 CONTRACT = Path(__file__).resolve().parents[1] / "service" / "examples"
 EXPECTED_FILE = Path(__file__).resolve().parent / "expected.json"
@@ -57,3 +58,12 @@ def apache_kafka() -> Iterator[ApacheKafka]:
         pytest.skip("Kafka jars not built: run `mvn -q -B -f plugins/kafka/pom.xml package` (scripts/test does)")
     with apache_kafka_broker() as broker:
         yield broker
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresCluster]:
+    """One private PostgreSQL server for the session (Debian's package: `initdb` into a temporary
+    directory, `pg_ctl` on a free loopback port, trust authentication); `.create_database(name)`
+    gives a fresh database's URL. Stopped and removed after the session."""
+    with postgres_cluster() as cluster:
+        yield cluster

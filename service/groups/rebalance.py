@@ -1,0 +1,165 @@
+"""One rebalance of a stored group: fence on the generation, fill in the stored state, solve in
+the solver pool, store the new generation (one transaction), answer.
+
+Fencing: the caller's `generation` must be the group's current one (-1 for a group with none);
+anything else is 409 with the current generation, before any solving. Calls for one group in
+one process queue on a lock, so a loser learns its 409 at once; across processes the store's
+compare-and-set decides (service.store.groups), and a call that lost only to a write that did
+not change the generation (members marked leaving) is run again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from models.errors import first_problem
+from service.groups.api import RebalanceRequest
+from service.groups.consumer import ConsumerRound, finish_consumer, prepare_consumer
+from service.groups.roster import RosterError
+from service.groups.streams import StreamsRound, finish_streams, prepare_streams
+from service.jobs import Limits, requested_time_limit_ms
+from service.pool import SolverPool
+from service.store import Database, NewGeneration, Retention, StaleWrite, StoredGroup, commit_generation, load_group
+
+log = logging.getLogger(__name__)
+
+SERVICE_GRACE_S = 0.1
+ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: dict[str, Any]
+
+
+def refusal(status: int, field: str, reason: str, **extra: Any) -> Answer:
+    return Answer(
+        status, {"detail": f"{field}: {reason}" if field else reason, "field": field, "reason": reason, **extra}
+    )
+
+
+class GroupRebalancer:
+    def __init__(self, database: Database, pool: SolverPool, limits: Limits, retention: Retention) -> None:
+        self.database = database
+        self.pool = pool
+        self.limits = limits
+        self.retention = retention
+        self._locks: weakref.WeakValueDictionary[tuple[str, str], asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def _lock(self, tenant: str, group_id: str) -> asyncio.Lock:
+        lock = self._locks.get((tenant, group_id))
+        if lock is None:
+            lock = asyncio.Lock()
+            self._locks[(tenant, group_id)] = lock
+        return lock
+
+    async def rebalance(self, tenant: str, group_id: str, body: bytes) -> Answer:
+        try:
+            request = await asyncio.to_thread(_parse, body)
+        except ValidationError as error:
+            problem = first_problem(error)
+            return refusal(422, problem.field, problem.reason)
+        except (ValueError, RecursionError) as error:
+            return refusal(422, "body", f"not valid JSON ({error})")
+        lock = self._lock(tenant, group_id)
+        async with lock:
+            for _ in range(ATTEMPTS):
+                stored = await asyncio.to_thread(load_group, self.database, tenant, group_id)
+                answer = await self._attempt(tenant, group_id, request, stored)
+                if answer is not None:
+                    return answer
+        return refusal(409, "generation", "the group kept changing during this call; try again")
+
+    async def _attempt(
+        self, tenant: str, group_id: str, request: RebalanceRequest, stored: StoredGroup | None
+    ) -> Answer | None:
+        """The answer, or None when only a concurrent non-generation write got in the way."""
+        current = stored.visible_generation if stored else -1
+        if request.generation != current:
+            return _stale(group_id, request.generation, current)
+        live = stored if stored and not stored.forgotten else None
+        if live and live.kind != request.kind:
+            return refusal(422, "kind", f"group {group_id!r} is a {live.kind} group, not {request.kind}")
+        grace_ms = request.grace_ms if request.grace_ms is not None else (live.grace_ms if live else 0)
+        state = live.state if live else {}
+        now = time.time()
+        try:
+            round_ = await asyncio.to_thread(_prepare, request, state, current, grace_ms, now)
+        except RosterError as problem:
+            return refusal(422, problem.field, problem.reason)
+        asked = requested_time_limit_ms(round_.problem)
+        limit_ms = min(asked or self.limits.default_time_limit_ms, self.limits.max_time_limit_ms)
+        body = json.dumps(round_.problem).encode()
+        result = await self.pool.solve(request.kind, body, self.limits, limit_ms / 1000 + SERVICE_GRACE_S)
+        if result.status != 200:
+            refused = json.loads(result.body)
+            field = f"problem.{refused['field']}" if refused.get("field") else "problem"
+            return refusal(result.status, field, refused.get("reason", refused.get("detail", "")))
+        solution, new_state, report = await asyncio.to_thread(_finish, round_, result.body, now)
+        record = {"group_id": group_id, "kind": request.kind, "solution": solution, **report}
+        new = NewGeneration(
+            kind=request.kind,
+            grace_ms=grace_ms,
+            state=new_state,
+            record=record,
+            members=len(new_state["members"]),
+            moves=_moves(solution),
+            solver=solution["stats"]["solver"],
+        )
+        try:
+            generation = await asyncio.to_thread(
+                commit_generation, self.database, tenant, group_id, stored, new, self.retention, now
+            )
+        except StaleWrite as lost:
+            latest = lost.current.visible_generation if lost.current else -1
+            if latest == current:
+                return None
+            return _stale(group_id, request.generation, latest)
+        return Answer(200, {**record, "generation": generation})
+
+
+def _stale(group_id: str, sent: int, current: int) -> Answer:
+    when = "older than" if sent < current else "newer than"
+    return refusal(
+        409,
+        "generation",
+        f"generation {sent} is {when} the current generation {current} of group {group_id!r}; "
+        "rebalance again with the current generation",
+        generation=current,
+    )
+
+
+def _parse(body: bytes) -> RebalanceRequest:
+    data = json.loads(body)
+    return RebalanceRequest.model_validate(data)
+
+
+def _prepare(
+    request: RebalanceRequest, state: dict[str, Any], generation: int, grace_ms: int, now: float
+) -> ConsumerRound | StreamsRound:
+    if request.kind == "consumer":
+        return prepare_consumer(request.problem, state, generation, request.leaving, grace_ms, now)
+    return prepare_streams(request.problem, state, request.leaving, grace_ms, now)
+
+
+def _finish(
+    round_: ConsumerRound | StreamsRound, body: bytes, now: float
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    solution = json.loads(body)
+    if isinstance(round_, ConsumerRound):
+        return finish_consumer(round_, solution, now)
+    return finish_streams(round_, solution, now)
+
+
+def _moves(solution: dict[str, Any]) -> int:
+    stats = solution["stats"]
+    return int(stats.get("moves", stats.get("active_moves", 0)))

@@ -1,0 +1,42 @@
+"""The service's database: engine and sessions from settings, the declarative base, Alembic
+migrations (shipped in the package), and the group state store.
+
+Other tables (e.g. tokens) map onto `Base` in their own module and add an Alembic revision in
+`service/store/migrations/versions/`.
+"""
+
+from service.store.base import DEFAULT_TENANT, Base
+from service.store.engine import Database, database_url, make_engine, open_database
+from service.store.groups import (
+    NewGeneration,
+    Retention,
+    StaleWrite,
+    StoredGroup,
+    commit_generation,
+    count_history,
+    forget_group,
+    list_groups,
+    load_group,
+    read_history,
+    update_state,
+)
+
+__all__ = [
+    "DEFAULT_TENANT",
+    "Base",
+    "Database",
+    "NewGeneration",
+    "Retention",
+    "StaleWrite",
+    "StoredGroup",
+    "commit_generation",
+    "count_history",
+    "database_url",
+    "forget_group",
+    "list_groups",
+    "load_group",
+    "make_engine",
+    "open_database",
+    "read_history",
+    "update_state",
+]

@@ -1,0 +1,240 @@
+"""Reading and writing group state: the only SQL about groups.
+
+Concurrency rule, written where the writes are: every write to a group row is a compare-and-set
+on its `revision` (`UPDATE ... WHERE revision = <the one read>`), and a new group is an INSERT
+that the primary key refuses twice. Under PostgreSQL's row locks and SQLite's single writer the
+loser of a race changes nothing and learns the current generation, so a generation number is
+never handed out twice, by any number of processes. A generation's group row, its history row
+and the pruning of old history commit in one transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy.exc import IntegrityError
+
+from service.store.engine import Database
+from service.store.tables import GenerationRow, GroupRow
+
+
+@dataclass(frozen=True)
+class StoredGroup:
+    tenant: str
+    group_id: str
+    kind: str
+    generation: int
+    """the last generation handed out (kept after a forget, so that none is reused)."""
+    revision: int
+    forgotten: bool
+    grace_ms: int
+    state: dict[str, Any]
+    created_at: float
+    updated_at: float
+
+    @property
+    def visible_generation(self) -> int:
+        """What a caller must send to rebalance: the stored generation, -1 once forgotten."""
+        return -1 if self.forgotten else self.generation
+
+
+@dataclass(frozen=True)
+class Retention:
+    max_generations: int
+    max_age_s: float
+
+
+@dataclass(frozen=True)
+class NewGeneration:
+    kind: str
+    grace_ms: int
+    state: dict[str, Any]
+    record: dict[str, Any]
+    members: int
+    moves: int
+    solver: str
+
+
+class StaleWrite(Exception):
+    """Someone else wrote the group since it was read; `current` is what is stored now."""
+
+    def __init__(self, current: StoredGroup | None) -> None:
+        super().__init__("the group changed since it was read")
+        self.current = current
+
+
+def _stored(row: GroupRow) -> StoredGroup:
+    return StoredGroup(
+        tenant=row.tenant,
+        group_id=row.group_id,
+        kind=row.kind,
+        generation=row.generation,
+        revision=row.revision,
+        forgotten=row.forgotten,
+        grace_ms=row.grace_ms,
+        state=row.state,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+def load_group(db: Database, tenant: str, group_id: str) -> StoredGroup | None:
+    """The group's row (forgotten ones too), or None if it never existed."""
+    with db.reading() as session:
+        row = session.get(GroupRow, (tenant, group_id))
+        return _stored(row) if row is not None else None
+
+
+def list_groups(db: Database, tenant: str) -> list[StoredGroup]:
+    with db.reading() as session:
+        rows = session.scalars(
+            select(GroupRow).where(GroupRow.tenant == tenant, GroupRow.forgotten.is_(False)).order_by(GroupRow.group_id)
+        )
+        return [_stored(row) for row in rows]
+
+
+def commit_generation(
+    db: Database,
+    tenant: str,
+    group_id: str,
+    read: StoredGroup | None,
+    new: NewGeneration,
+    retention: Retention,
+    now: float,
+) -> int:
+    """Store the next generation after `read` (None: a new group); its number. Raises StaleWrite."""
+    generation = 0 if read is None else read.generation + 1
+    try:
+        with db.writing() as session:
+            if read is None:
+                session.add(
+                    GroupRow(
+                        tenant=tenant,
+                        group_id=group_id,
+                        kind=new.kind,
+                        generation=generation,
+                        revision=0,
+                        forgotten=False,
+                        grace_ms=new.grace_ms,
+                        state=new.state,
+                        created_at=now,
+                        updated_at=now,
+                    )
+                )
+                session.flush()  # the primary key refuses a second creator here
+            else:
+                changed = session.execute(
+                    update(GroupRow)
+                    .where(GroupRow.tenant == tenant, GroupRow.group_id == group_id, GroupRow.revision == read.revision)
+                    .values(
+                        kind=new.kind,
+                        generation=generation,
+                        revision=read.revision + 1,
+                        forgotten=False,
+                        grace_ms=new.grace_ms,
+                        state=new.state,
+                        created_at=now if read.forgotten else read.created_at,
+                        updated_at=now,
+                    )
+                )
+                if changed.rowcount != 1:  # type: ignore[attr-defined]
+                    raise StaleWrite(None)
+            session.add(
+                GenerationRow(
+                    tenant=tenant,
+                    group_id=group_id,
+                    generation=generation,
+                    kind=new.kind,
+                    created_at=now,
+                    members=new.members,
+                    moves=new.moves,
+                    solver=new.solver,
+                    record={**new.record, "generation": generation},
+                )
+            )
+            _prune(session, tenant, group_id, generation, retention, now)
+    except (StaleWrite, IntegrityError):
+        raise StaleWrite(load_group(db, tenant, group_id)) from None
+    return generation
+
+
+def _prune(session: Any, tenant: str, group_id: str, newest: int, retention: Retention, now: float) -> None:
+    """Drop history beyond the retained count or age (the newest generation always stays)."""
+    session.execute(
+        delete(GenerationRow).where(
+            GenerationRow.tenant == tenant,
+            GenerationRow.group_id == group_id,
+            GenerationRow.generation != newest,
+            or_(
+                GenerationRow.generation <= newest - retention.max_generations,
+                GenerationRow.created_at < now - retention.max_age_s,
+            ),
+        )
+    )
+
+
+def update_state(db: Database, read: StoredGroup, state: dict[str, Any], now: float) -> StoredGroup:
+    """Change a group's state without a new generation (e.g. members marked leaving)."""
+    with db.writing() as session:
+        changed = session.execute(
+            update(GroupRow)
+            .where(
+                GroupRow.tenant == read.tenant, GroupRow.group_id == read.group_id, GroupRow.revision == read.revision
+            )
+            .values(state=state, revision=read.revision + 1, updated_at=now)
+        )
+        if changed.rowcount != 1:  # type: ignore[attr-defined]
+            raise StaleWrite(None)
+    current = load_group(db, read.tenant, read.group_id)
+    assert current is not None
+    return current
+
+
+def forget_group(db: Database, tenant: str, group_id: str, now: float) -> bool:
+    """Forget a group's state and history; False if there was none. Its generation count stays."""
+    with db.writing() as session:
+        changed = session.execute(
+            update(GroupRow)
+            .where(GroupRow.tenant == tenant, GroupRow.group_id == group_id, GroupRow.forgotten.is_(False))
+            .values(forgotten=True, state={}, grace_ms=0, revision=GroupRow.revision + 1, updated_at=now)
+        )
+        if changed.rowcount != 1:  # type: ignore[attr-defined]
+            return False
+        session.execute(delete(GenerationRow).where(GenerationRow.tenant == tenant, GenerationRow.group_id == group_id))
+    return True
+
+
+def read_history(db: Database, tenant: str, group_id: str, limit: int) -> list[dict[str, Any]]:
+    """The newest `limit` retained generations, newest first."""
+    with db.reading() as session:
+        rows = session.scalars(
+            select(GenerationRow)
+            .where(GenerationRow.tenant == tenant, GenerationRow.group_id == group_id)
+            .order_by(GenerationRow.generation.desc())
+            .limit(limit)
+        )
+        return [
+            {
+                "generation": row.generation,
+                "created_at": row.created_at,
+                "members": row.members,
+                "moves": row.moves,
+                "solver": row.solver,
+                "record": row.record,
+            }
+            for row in rows
+        ]
+
+
+def count_history(db: Database, tenant: str, group_id: str) -> int:
+    with db.reading() as session:
+        return int(
+            session.scalar(
+                select(func.count())
+                .select_from(GenerationRow)
+                .where(GenerationRow.tenant == tenant, GenerationRow.group_id == group_id)
+            )
+            or 0
+        )
