@@ -41,8 +41,13 @@ def running_service(env: dict[str, str] | None = None, startup_s: float = 60.0) 
     port = free_port()
     child_env = {**os.environ, "STICKYD_HOST": "127.0.0.1", "STICKYD_PORT": str(port), **(env or {})}
     url = f"http://127.0.0.1:{port}"
-    # the log goes to a file: a pipe that nobody reads would fill up and stall the server
-    with tempfile.NamedTemporaryFile(mode="w+", prefix="stickyd-serve-", suffix=".log") as log:
+    # the log goes to a file: a pipe that nobody reads would fill up and stall the server;
+    # without a data directory of its own, the group store lives and dies with the child
+    with (
+        tempfile.NamedTemporaryFile(mode="w+", prefix="stickyd-serve-", suffix=".log") as log,
+        tempfile.TemporaryDirectory(prefix="stickyd-data-") as data,
+    ):
+        child_env.setdefault("STICKYD_DATA_DIR", data)
         child = subprocess.Popen(
             [sys.executable, "-m", "cli", "serve"], env=child_env, stdout=log, stderr=subprocess.STDOUT
         )

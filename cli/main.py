@@ -12,7 +12,9 @@ import typer
 from rich.console import Console
 
 from cli.demo import DemoExample
+from cli.groups import groups_app
 from cli.pipeline import pipeline_app
+from cli.snapshot import snapshot
 from cli.tables import print_consumer_table, print_streams_table
 from models import ConsumerProblem, ConsumerSolution, ProblemError, parse
 from models.streams import StreamsProblem, StreamsSolution
@@ -22,6 +24,8 @@ app = typer.Typer(help="stickyd: provably balanced, minimally moving Kafka assig
 solve_app = typer.Typer(help="Solve one problem in the contract's JSON format.", no_args_is_help=True)
 app.add_typer(solve_app, name="solve")
 app.add_typer(pipeline_app, name="pipeline")
+app.add_typer(groups_app, name="groups")
+app.command()(snapshot)
 
 
 def _read(file: str) -> Any:
@@ -98,7 +102,12 @@ def serve(
         _fail(f"settings: {problem}".splitlines()[0])
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     uvicorn.run(
-        create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level, access_log=False
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        access_log=False,
+        timeout_graceful_shutdown=settings.shutdown_grace_s,  # type: ignore[arg-type]  # a float works
     )
 
 

@@ -7,6 +7,7 @@ Connection failures are retried with exponential backoff (tenacity); an HTTP err
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 from tenacity import (
@@ -18,6 +19,7 @@ from tenacity import (
 )
 
 from models import ConsumerProblem, ConsumerSolution
+from models.groups import GroupHistory, GroupList, GroupState, RebalanceResponse
 from models.streams import StreamsProblem, StreamsSolution
 
 RETRYABLE = (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError)
@@ -33,6 +35,14 @@ class StickydError(Exception):
         self.field = field
 
 
+class GenerationConflict(StickydError):
+    """409 from a group rebalance: `generation` is the group's current one (-1: none yet)."""
+
+    def __init__(self, detail: str, generation: int) -> None:
+        super().__init__(409, detail, "generation")
+        self.generation = generation
+
+
 def _payload(problem: ConsumerProblem | StreamsProblem | dict[str, Any]) -> dict[str, Any]:
     if isinstance(problem, ConsumerProblem | StreamsProblem):
         return problem.model_dump(mode="json", exclude_none=True)
@@ -45,7 +55,9 @@ def _check(response: httpx.Response) -> dict[str, Any]:
             body = response.json()
             detail, field = str(body.get("detail", response.text)), body.get("field")
         except ValueError:
-            detail, field = response.text or response.reason_phrase, None
+            body, detail, field = {}, response.text or response.reason_phrase, None
+        if response.status_code == 409 and isinstance(body.get("generation"), int):
+            raise GenerationConflict(detail, body["generation"])
         raise StickydError(response.status_code, detail, field)
     data: dict[str, Any] = response.json()
     return data
@@ -58,6 +70,38 @@ def _retry_policy(attempts: int) -> dict[str, Any]:
         "wait": wait_exponential(multiplier=0.05, max=1.0),
         "reraise": True,
     }
+
+
+def _quote(group_id: str) -> str:
+    return quote(group_id, safe="")
+
+
+def _group_body(
+    generation: int,
+    problem: ConsumerProblem | StreamsProblem | dict[str, Any],
+    kind: str | None,
+    leaving: list[str] | None,
+    grace_ms: int | None,
+) -> dict[str, Any]:
+    payload = _payload(problem)
+    if isinstance(problem, ConsumerProblem | StreamsProblem):
+        # left out: the stored assignment is what they own
+        for entry in payload.get("members", []) + payload.get("clients", []):
+            for field in ("owned", "active", "standby"):
+                if not entry.get(field):
+                    entry.pop(field, None)
+            if "owned" not in entry and entry.get("generation") == -1:
+                entry.pop("generation")
+    body: dict[str, Any] = {
+        "kind": kind or ("streams" if "clients" in payload else "consumer"),
+        "generation": generation,
+        "problem": payload,
+    }
+    if leaving:
+        body["leaving"] = leaving
+    if grace_ms is not None:
+        body["grace_ms"] = grace_ms
+    return body
 
 
 class StickydClient:
@@ -75,6 +119,44 @@ class StickydClient:
 
     def health(self) -> dict[str, Any]:
         return _check(self._http.get("/v1/health"))
+
+    def rebalance_group(
+        self,
+        group_id: str,
+        generation: int,
+        problem: ConsumerProblem | StreamsProblem | dict[str, Any],
+        kind: str | None = None,
+        leaving: list[str] | None = None,
+        grace_ms: int | None = None,
+    ) -> RebalanceResponse:
+        """The group's next generation; raises GenerationConflict when `generation` is not its current one."""
+        body = _group_body(generation, problem, kind, leaving, grace_ms)
+        return RebalanceResponse.model_validate(self._post(f"/v1/groups/{_quote(group_id)}/rebalance", body))
+
+    def group(self, group_id: str) -> GroupState:
+        return GroupState.model_validate(self._get(f"/v1/groups/{_quote(group_id)}"))
+
+    def groups(self) -> GroupList:
+        return GroupList.model_validate(self._get("/v1/groups"))
+
+    def group_history(self, group_id: str, limit: int = 100) -> GroupHistory:
+        return GroupHistory.model_validate(self._get(f"/v1/groups/{_quote(group_id)}/history", {"limit": limit}))
+
+    def mark_leaving(self, group_id: str, members: list[str]) -> GroupState:
+        return GroupState.model_validate(self._post(f"/v1/groups/{_quote(group_id)}/leaving", {"members": members}))
+
+    def forget_group(self, group_id: str) -> None:
+        for attempt in Retrying(**_retry_policy(self._retries)):
+            with attempt:
+                response = self._http.delete(f"/v1/groups/{_quote(group_id)}")
+                if response.status_code != 204:
+                    _check(response)
+
+    def _get(self, path: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        for attempt in Retrying(**_retry_policy(self._retries)):
+            with attempt:
+                return _check(self._http.get(path, params=params))
+        raise RuntimeError("unreachable")
 
     def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         for attempt in Retrying(**_retry_policy(self._retries)):

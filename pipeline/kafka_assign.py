@@ -2,26 +2,28 @@
 
 Spark's Kafka source places partitions on executors by hashing, and when several Spark
 applications split a set of topics between them (one logical consumer group), each needs its own
-`assign` option. `kafka_assign` gives a driver its share: every driver of the group asks stickyd
-(over HTTP, or in-process if the service does not answer in time) with the same members, topics
-and the group's last assignment, so all drivers compute the same split, a restart gets back what
-it had, and a driver joining or leaving moves as few partitions as possible.
+`assign` option. `kafka_assign` gives a driver its share from the group that stickyd keeps
+(`/v1/groups/{group}`): the service remembers the group's last split and generation, so drivers
+need no shared folder, all of them get the same split, a restart gets back what it had, and a
+driver joining or leaving moves as few partitions as possible.
 
     from pipeline.kafka_assign import kafka_assign
 
     share = kafka_assign(
         group="clickstream", driver="driver-1", drivers=["driver-0", "driver-1", "driver-2"],
-        topics={"clicks": 12, "views": 6}, state_dir="/checkpoints/stickyd",
-        service_url="http://stickyd:8000",
+        topics={"clicks": 12, "views": 6}, service_url="http://stickyd:8000",
     )
     stream = (spark.readStream.format("kafka")
               .option("kafka.bootstrap.servers", "broker:9092")
               .option("assign", share.option)
               .load())
 
-The group's last assignment lives in `state_dir/<group>.json` (a directory every driver can
-read, e.g. next to the streaming checkpoints); until the service keeps group state itself, this
-file is what makes the split sticky when the set of drivers changes.
+How a driver gets its share: it reads the group; when the stored split is for exactly these
+drivers and topics it takes it as it is (no new generation: drivers starting together, or a
+restarted driver, all land on one generation); otherwise it rebalances the group with the
+generation it read, and after a 409 (another driver got there first) it reads again. If the
+service does not answer, the driver solves in-process from its own copy of the last answer it
+got (kept in memory, and in `local_dir` if given: a folder of this driver's own, not shared).
 """
 
 from __future__ import annotations
@@ -32,13 +34,19 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from client.fallback import assign_consumer_or_solve
+import httpx
+
+from client.http import GenerationConflict, StickydClient, StickydError
 from models import ConsumerSolution
 from solvers import solve_consumer
 
 log = logging.getLogger(__name__)
+
+ROUNDS = 10
+"""reads and rebalances a driver tries before it gives up on the service (then in-process)."""
+Source = Literal["stored", "rebalance", "in-process"]
 
 
 @dataclass(frozen=True)
@@ -49,8 +57,25 @@ class DriverShare:
     option: str
     solver: str
     fallback: bool
+    """true when the service did not answer and the driver solved in-process."""
     moves: int
     generation: int
+    """the group's generation this split belongs to (in-process: the last one the service gave)."""
+    source: Source
+    """`stored`: the group's current split, taken as is; `rebalance`: a new generation made for
+    this call; `in-process`: solved here from the local copy."""
+
+
+@dataclass(frozen=True)
+class _Split:
+    assignment: dict[str, dict[str, list[int]]]
+    generation: int
+    solver: str
+    moves: int
+
+
+_last: dict[str, _Split] = {}
+"""the in-process copy of each group's last answer."""
 
 
 def kafka_assign(
@@ -58,8 +83,9 @@ def kafka_assign(
     driver: str,
     drivers: list[str],
     topics: dict[str, int],
-    state_dir: str | Path,
     service_url: str | None = None,
+    *,
+    local_dir: str | Path | None = None,
     timeout_s: float = 2.0,
     time_limit_ms: int = 500,
 ) -> DriverShare:
@@ -71,54 +97,108 @@ def kafka_assign(
         raise ValueError(f"driver: {driver!r} is not in drivers {sorted(drivers)}")
     if not topics:
         raise ValueError("topics: give at least one topic with its partition count")
-    state_path = Path(state_dir) / f"{group}.json"
-    state = _read_state(state_path)
-    generation = int(state.get("generation", 0))
-    last: dict[str, dict[str, list[int]]] = state.get("assignment", {})
-    members = []
-    for member in sorted(set(drivers)):
-        entry: dict[str, Any] = {"id": member, "topics": sorted(topics)}
-        if member in last:
-            entry |= {"owned": last[member], "generation": generation}
-        members.append(entry)
-    problem = {"topics": topics, "members": members, "options": {"time_limit_ms": time_limit_ms}}
-    solution = _solve(problem, service_url, timeout_s)
-    _write_state(state_path, {"generation": generation + 1, "assignment": solution.assignment})
-    mine = {t: parts for t, parts in sorted(solution.assignment[driver].items()) if parts}
+    members = sorted(set(drivers))
+    problem = {
+        "topics": topics,
+        "members": [{"id": m, "topics": sorted(topics)} for m in members],
+        "options": {"time_limit_ms": time_limit_ms},
+    }
+    found: tuple[_Split, Source] | None = None
+    source: Source
+    if service_url is not None:
+        try:
+            found = _from_service(service_url, group, members, topics, problem, timeout_s)
+        except (StickydError, httpx.HTTPError, OSError, ValueError) as error:
+            log.warning("stickyd at %s did not answer for group %s (%s); solving in-process", service_url, group, error)
+    if found is None:
+        split, source = _in_process(group, problem, local_dir), "in-process"
+    else:
+        split, source = found
+        _remember(group, split, local_dir)
+    mine = {t: parts for t, parts in sorted(split.assignment.get(driver, {}).items()) if parts}
     return DriverShare(
         partitions=mine,
         option=json.dumps(mine, separators=(",", ":")),
-        solver=solution.stats.solver,
-        fallback=solution.stats.fallback,
-        moves=solution.stats.moves,
-        generation=generation + 1,
+        solver=split.solver,
+        fallback=source == "in-process",
+        moves=split.moves,
+        generation=split.generation,
+        source=source,
     )
 
 
-def _solve(problem: dict[str, Any], service_url: str | None, timeout_s: float) -> ConsumerSolution:
-    if service_url is None:
-        return solve_consumer(problem)
-    solution, error = assign_consumer_or_solve(service_url, problem, timeout_s)
-    if error is not None:  # the driver starts anyway, with the in-process answer
-        log.warning("stickyd at %s did not answer (%s); solved in-process", service_url, error)
-    return solution
+def _from_service(
+    url: str, group: str, members: list[str], topics: dict[str, int], problem: dict[str, Any], timeout_s: float
+) -> tuple[_Split, Source] | None:
+    with StickydClient(url, timeout=timeout_s, retries=1) as client:
+        for _ in range(ROUNDS):
+            try:
+                state = client.group(group)
+            except StickydError as error:
+                if error.status != 404:
+                    raise
+                state = None
+            if state is not None and _covers(state.members, state.topics, members, topics, state.leaving, state.held):
+                stats = state.stats or {}
+                split = _Split(state.assignment, state.generation, str(stats.get("solver", "-")), 0)
+                return split, "stored"
+            try:
+                answer = client.rebalance_group(group, state.generation if state else -1, problem, kind="consumer")
+            except GenerationConflict:
+                continue  # another driver rebalanced first: read what it stored
+            solution = answer.solution
+            assert isinstance(solution, ConsumerSolution)
+            split = _Split(solution.assignment, answer.generation, solution.stats.solver, solution.stats.moves)
+            return split, "rebalance"
+    return None
 
 
-def _read_state(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as error:
-        log.warning("ignoring unreadable group state %s (%s)", path, error)
-        return {}
-    return data if isinstance(data, dict) else {}
+def _covers(
+    stored_members: dict[str, Any],
+    stored_topics: dict[str, int],
+    members: list[str],
+    topics: dict[str, int],
+    leaving: list[Any],
+    held: list[Any],
+) -> bool:
+    """The stored split is for exactly these drivers, each reading exactly these topics."""
+    if sorted(stored_members) != members or stored_topics != topics or leaving or held:
+        return False
+    return all(sorted(m.get("topics", [])) == sorted(topics) for m in stored_members.values())
 
 
-def _write_state(path: Path, state: dict[str, Any]) -> None:
-    """Atomically: a driver reading at the same time sees the old or the new file, never half."""
+def _in_process(group: str, problem: dict[str, Any], local_dir: str | Path | None) -> _Split:
+    last = _last.get(group) or _read_copy(group, local_dir)
+    if last is not None:
+        for member in problem["members"]:
+            owned = last.assignment.get(member["id"])
+            if owned:
+                member |= {"owned": owned, "generation": last.generation}
+    solution = solve_consumer(problem)
+    generation = last.generation if last is not None else -1
+    return _Split(solution.assignment, generation, solution.stats.solver, solution.stats.moves)
+
+
+def _remember(group: str, split: _Split, local_dir: str | Path | None) -> None:
+    _last[group] = split
+    if local_dir is None:
+        return
+    path = Path(local_dir) / f"{group}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     with os.fdopen(fd, "w") as out:
-        json.dump(state, out)
+        json.dump({"generation": split.generation, "assignment": split.assignment}, out)
     os.replace(tmp, path)
+
+
+def _read_copy(group: str, local_dir: str | Path | None) -> _Split | None:
+    if local_dir is None:
+        return None
+    try:
+        data = json.loads((Path(local_dir) / f"{group}.json").read_text())
+        return _Split(data["assignment"], int(data["generation"]), "-", 0)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        log.warning("ignoring unreadable local copy for group %s (%s)", group, error)
+        return None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,97 +18,20 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from models import ConsumerProblem, ConsumerSolution
 from models.streams import StreamsProblem, StreamsSolution
+from service.answering import answer
 from service.groups import groups
-from service.jobs import JobResult, Kind, Limits, requested_time_limit_ms
-from service.metrics import Metrics
 from service.offline_docs import add_offline_docs
-from service.pool import SolverPool
-from service.request_body import ClientGone, media_type_error, read_body
+from service.services import Services, get_services
 from service.settings import Settings, get_settings
 
 log = logging.getLogger("stickyd.access")
 
 EXAMPLES = Path(__file__).parent / "examples"
-SERVICE_GRACE_S = 0.1
-"""How long past a request's time limit the service waits for a worker before falling back."""
-SMALL_BODY = 1 << 20
-"""Bodies up to this size are read on the event loop for their time limit; larger ones are
-bounded by STICKYD_MAX_TIME_LIMIT_MS on the service side (the solver still keeps theirs)."""
-
-
-class Services:
-    """What the routes need, built once per app from its settings."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.metrics = Metrics()
-        self.pool = SolverPool(settings.workers)
-        self.limits = Limits(
-            max_partitions=settings.max_partitions,
-            max_members=settings.max_members,
-            default_time_limit_ms=settings.default_time_limit_ms,
-            max_time_limit_ms=settings.max_time_limit_ms,
-        )
-
-
-def get_services(request: Request) -> Services:
-    services: Services = request.app.state.services
-    return services
-
 
 ServicesDep = Annotated[Services, Depends(get_services)]
 
 assign = APIRouter(prefix="/v1/assign", tags=["assign"])
 ops = APIRouter(tags=["operations"])
-
-
-async def _handle(kind: Kind, request: Request, services: Services) -> Response:
-    started = time.perf_counter()
-    settings = services.settings
-    endpoint = f"/v1/assign/{kind}"
-    try:
-        body = media_type_error(request) or await read_body(request, settings.max_body_bytes, settings.body_timeout_s)
-    except ClientGone:
-        log.info("endpoint=%s client disconnected before its body was complete", endpoint)
-        services.metrics.disconnects.labels(endpoint).inc()
-        return Response(status_code=400)
-    if isinstance(body, JobResult):
-        result = body
-    else:
-        asked = None
-        if len(body) <= SMALL_BODY:
-            try:
-                asked = requested_time_limit_ms(json.loads(body))
-            except (ValueError, RecursionError):  # the worker answers with the 422
-                asked = None
-        limit_ms = min(asked or settings.default_time_limit_ms, settings.max_time_limit_ms)
-        result = await services.pool.solve(kind, body, services.limits, limit_ms / 1000 + SERVICE_GRACE_S)
-    _record(services, endpoint, result, time.perf_counter() - started)
-    return Response(content=result.body, status_code=result.status, media_type="application/json")
-
-
-def _record(services: Services, endpoint: str, result: JobResult, elapsed: float) -> None:
-    m = services.metrics
-    m.requests.labels(endpoint, result.strategy, str(result.status)).inc()
-    m.latency.labels(endpoint, result.strategy).observe(elapsed)
-    if result.status == 200:
-        m.solve.labels(endpoint, result.solver).observe(result.solve_ms / 1000)
-        if result.fallback:
-            m.fallbacks.labels(endpoint, "time-limit" if result.solver == "kip54-sticky" else "other").inc()
-    else:
-        m.rejected.labels(endpoint, str(result.status)).inc()
-    log.info(
-        "endpoint=%s status=%d partitions=%d members=%d strategy=%s solver=%s optimal=%s fallback=%s ms=%.1f",
-        endpoint,
-        result.status,
-        result.partitions,
-        result.members,
-        result.strategy,
-        result.solver,
-        result.optimal,
-        result.fallback,
-        elapsed * 1000,
-    )
 
 
 ASSIGN_ERRORS: dict[int | str, dict[str, Any]] = {
@@ -127,7 +49,7 @@ ASSIGN_ERRORS: dict[int | str, dict[str, Any]] = {
     responses=ASSIGN_ERRORS,
 )
 async def assign_consumer(request: Request, services: ServicesDep) -> Response:
-    return await _handle("consumer", request, services)
+    return await answer("consumer", request, services)
 
 
 @assign.post(
@@ -137,13 +59,20 @@ async def assign_consumer(request: Request, services: ServicesDep) -> Response:
     responses=ASSIGN_ERRORS,
 )
 async def assign_streams(request: Request, services: ServicesDep) -> Response:
-    return await _handle("streams", request, services)
+    return await answer("streams", request, services)
 
 
 @ops.get("/v1/health", summary="Liveness, and readiness of the solver pool")
 async def health(services: ServicesDep) -> dict[str, Any]:
-    pool = services.pool
-    return {"status": "ok", "ready": pool.ready, "workers": pool.workers, "restarts": pool.restarts}
+    return {
+        "status": "ok",
+        "ready": services.ready,
+        "workers": services.solvers.size,
+        "workers_alive": services.solvers.alive,
+        "fallback_workers": services.fallback.size,
+        "fallback_workers_alive": services.fallback.alive,
+        "restarts": services.restarts,
+    }
 
 
 @ops.get("/metrics", summary="Prometheus metrics", response_class=Response)
@@ -158,11 +87,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services = Services(settings)
         app.state.services = services
-        await services.pool.warm()
+        await services.start()
         try:
             yield
         finally:
-            services.pool.close()
+            await services.close()
 
     app = FastAPI(
         title="stickyd",
@@ -194,8 +123,9 @@ def _add_error_handlers(app: FastAPI) -> None:
         return JSONResponse({"detail": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(Exception)
-    async def crashed(_: Request, exc: Exception) -> JSONResponse:
+    async def crashed(request: Request, exc: Exception) -> JSONResponse:
         log.exception("request failed")
+        get_services(request).metrics.requests.labels(request.url.path, "-", "503").inc()
         return JSONResponse({"detail": f"the solver service failed ({type(exc).__name__}); try again"}, status_code=503)
 
 

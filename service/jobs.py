@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -16,6 +17,7 @@ from models import ConsumerProblem, ConsumerSolution, ProblemError, parse
 from models.streams import StreamsProblem, StreamsSolution
 from service.json_guard import load_object
 from solvers import solve_consumer, solve_streams
+from solvers.budget import TimeBudget
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +32,12 @@ class Limits:
     max_time_limit_ms: int
 
 
+class JobCancelled(BaseException):
+    """Raised inside a solver process when the web process stops its job (the client went away
+    or the deadline passed). A BaseException, so that no solver's catch-all turns it into a
+    fallback answer."""
+
+
 @dataclass(frozen=True)
 class JobResult:
     status: int
@@ -39,6 +47,8 @@ class JobResult:
     optimal: bool = False
     fallback: bool = False
     solve_ms: float = 0.0
+    fallback_cause: str = ""
+    """why the fallback answered: service-deadline, solver-time-limit, invalid-answer, solver-error."""
     partitions: int = 0
     members: int = 0
 
@@ -49,8 +59,21 @@ def error(status: int, field: str, reason: str, partitions: int = 0, members: in
     return JobResult(status=status, body=body, partitions=partitions, members=members)
 
 
-def run_job(kind: Kind, body: bytes, limits: Limits, fallback_reason: str | None = None) -> JobResult:
-    """Parse, check limits, solve. Never raises for anything a client can send."""
+def run_job(
+    kind: Kind,
+    body: bytes,
+    limits: Limits,
+    *,
+    arrived: float | None = None,
+    fallback_reason: str | None = None,
+    on_deadline: Callable[[float], None] | None = None,
+) -> JobResult:
+    """Parse, check limits, solve. Never raises for anything a client can send.
+
+    The request's time limit counts from `arrived` (a monotonic instant, where the request came
+    in; now when None); once the limit is known, `on_deadline` is told the deadline.
+    """
+    arrived = time.monotonic() if arrived is None else arrived
     try:
         data = load_object(body)
     except ProblemError as problem:
@@ -74,25 +97,34 @@ def run_job(kind: Kind, body: bytes, limits: Limits, fallback_reason: str | None
             **sizes,
         )
     try:
-        return _solve(kind, data, limits, fallback_reason, sizes)
+        return _solve(kind, data, limits, arrived, fallback_reason, on_deadline, sizes)
     except ProblemError as problem:
         return error(422, problem.field, problem.reason, partitions=sizes["partitions"], members=sizes["members"])
 
 
 def _solve(
-    kind: Kind, data: dict[str, Any], limits: Limits, fallback_reason: str | None, sizes: dict[str, int]
+    kind: Kind,
+    data: dict[str, Any],
+    limits: Limits,
+    arrived: float,
+    fallback_reason: str | None,
+    on_deadline: Callable[[float], None] | None,
+    sizes: dict[str, int],
 ) -> JobResult:
     started = time.perf_counter()
     problem: ConsumerProblem | StreamsProblem
     problem = parse(ConsumerProblem, data) if kind == "consumer" else parse(StreamsProblem, data)
     asked = problem.options.time_limit_ms or limits.default_time_limit_ms
     capped = min(asked, limits.max_time_limit_ms)
+    budget = TimeBudget.of_ms(capped, started=arrived)
+    if on_deadline is not None:
+        on_deadline(budget.deadline)
     problem = problem.model_copy(update={"options": problem.options.model_copy(update={"time_limit_ms": capped})})
     solution: ConsumerSolution | StreamsSolution
     if isinstance(problem, ConsumerProblem):
-        solution = solve_consumer(problem, fallback_reason=fallback_reason)
+        solution = solve_consumer(problem, fallback_reason=fallback_reason, budget=budget)
     else:
-        solution = solve_streams(problem, fallback_reason=fallback_reason)
+        solution = solve_streams(problem, fallback_reason=fallback_reason, budget=budget)
     stats = solution.stats
     if capped < asked:
         stats.warnings.append(f"time_limit_ms capped to {capped} (STICKYD_MAX_TIME_LIMIT_MS)")
@@ -104,17 +136,21 @@ def _solve(
         optimal=stats.optimal,
         fallback=stats.fallback,
         solve_ms=(time.perf_counter() - started) * 1000,
+        fallback_cause=fallback_cause(fallback_reason, stats.warnings) if stats.fallback else "",
         **sizes,
     )
 
 
-def requested_time_limit_ms(data: Any) -> int | None:
-    """The request's options.time_limit_ms when it is a plain positive integer."""
-    try:
-        value = data["options"]["time_limit_ms"]
-    except (KeyError, TypeError):
-        return None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+def fallback_cause(fallback_reason: str | None, warnings: list[str]) -> str:
+    """A metric label for why the fallback answered, from the dispatchers' own warnings."""
+    if fallback_reason is not None:
+        return "service-deadline"
+    said = " ".join(warnings)
+    if "time limit" in said or "time left" in said:
+        return "solver-time-limit"
+    if "invalid" in said:
+        return "invalid-answer"
+    return "solver-error"
 
 
 def _sizes(kind: Kind, data: dict[str, Any]) -> dict[str, int]:

@@ -44,12 +44,26 @@ class Metrics:
         )
         self.worker_restarts = Counter(
             "stickyd_worker_restarts",
-            "Solver pools replaced after a worker died.",
+            "Solver processes replaced, by pool (solver, fallback) and why.",
+            ["pool", "reason"],
+            registry=self.registry,
+        )
+        self.cancellations = Counter(
+            "stickyd_cancellations",
+            "Solves stopped before they finished: the client went away, or the deadline passed.",
+            ["endpoint", "reason"],
+            registry=self.registry,
+        )
+        self.queue_wait = Histogram(
+            "stickyd_queue_wait_seconds",
+            "Time a request waited for an idle solver process.",
+            ["endpoint"],
+            buckets=LATENCY_BUCKETS,
             registry=self.registry,
         )
         self.disconnects = Counter(
             "stickyd_client_disconnects",
-            "Clients that went away before their answer (mid-body or mid-solve).",
-            ["endpoint"],
+            "Clients that went away before their answer, by stage (body, solve).",
+            ["endpoint", "stage"],
             registry=self.registry,
         )

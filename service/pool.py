@@ -1,96 +1,308 @@
 """Solver processes: CPU-bound solves run here, never on the event loop.
 
-A worker that dies breaks a ProcessPoolExecutor; the pool is then replaced and the request
-tried once more. A solve that overruns its request's time limit is abandoned (the worker
-finishes it and moves on) and the request gets the fallback heuristic's answer, computed in a
-separate process so that it does not queue behind busy workers.
+Each solver process (service/solver_process.py) is a child started with PR_SET_PDEATHSIG, so it
+dies with the web process whatever kills that. A request waits for an idle process, counted in its
+time; its deadline counts from its arrival (the process reports it once the body is parsed). A
+job the client abandoned, or still running at its deadline plus the guard, is interrupted (SIGUSR1)
+and, when it does not stop at once, its process is killed and replaced. An overrun request gets
+the KIP-54 fallback from a separate pool, bounded by its own limit; past that, a 503.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import itertools
 import logging
-import multiprocessing as mp
+import mmap
 import os
-import threading
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+import signal
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
 
-from service.jobs import JobResult, Kind, Limits, run_job, warm_up
+from service.frames import HEADER, decode_frame, encode_frame
+from service.jobs import JobResult, Kind, Limits, error
+from service.solver_process import CANCEL_SLOT
 
 log = logging.getLogger(__name__)
 
-WORKER_NICENESS = 5
 FALLBACK_REASON = "answered by the KIP-54 fallback: the service's time limit for this request ran out"
+INTERRUPT_WAIT_S = 0.2
+"""How long an interrupted job may take to stop before its process is killed."""
+PR_SET_PDEATHSIG = 1
+
+Answer = tuple[JobResult | None, float]
+"""A solver process's answer to one job (None when it was interrupted) and its time in ms."""
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+@dataclass
+class Timing:
+    """What one answer cost, for the metrics."""
+
+    queue_wait_s: float = 0.0
+    deadline: float | None = None
+    """the request's deadline (monotonic), once a solver process has read its time limit."""
+    cancelled: bool = False
+    overrun: bool = False
+
+
+@dataclass(eq=False)
+class SolverProcess:
+    process: asyncio.subprocess.Process
+    cancel: mmap.mmap
+    waiting: dict[int, asyncio.Future[Answer]] = field(default_factory=dict)
+    deadlines: dict[int, Callable[[float], None]] = field(default_factory=dict)
+    reader: asyncio.Task[None] | None = None
+    on_exit: Callable[[SolverProcess], None] = lambda _worker: None
+
+    @property
+    def alive(self) -> bool:
+        return self.process.returncode is None and self.reader is not None and not self.reader.done()
+
+    def interrupt(self, job: int) -> None:
+        self.cancel[:CANCEL_SLOT] = job.to_bytes(CANCEL_SLOT, "little")
+        if self.process.returncode is None:
+            self.process.send_signal(signal.SIGUSR1)
+
+    def kill(self) -> None:
+        if self.process.returncode is None:
+            self.process.kill()
+
+
+async def start_solver_process(
+    memory_cap_bytes: int, on_exit: Callable[[SolverProcess], None] = lambda _worker: None
+) -> SolverProcess:
+    cancel_fd = os.memfd_create("stickyd-cancel")
+    os.ftruncate(cancel_fd, CANCEL_SLOT)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "service.solver_process",
+        str(os.getpid()),
+        str(cancel_fd),
+        str(memory_cap_bytes),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        pass_fds=(cancel_fd,),
+        preexec_fn=_die_with_parent,
+    )
+    worker = SolverProcess(process, mmap.mmap(cancel_fd, CANCEL_SLOT), on_exit=on_exit)
+    os.close(cancel_fd)
+    assert process.stdout is not None
+    ready = await _read(process.stdout)
+    if not (isinstance(ready, tuple) and ready[0] == "ready"):
+        process.kill()
+        raise RuntimeError("a solver process failed to start")
+    worker.reader = asyncio.create_task(_read_answers(worker))
+    return worker
+
+
+async def _read(stream: asyncio.StreamReader) -> object:
+    header = await stream.readexactly(HEADER.size)
+    (size,) = HEADER.unpack(header)
+    return decode_frame(await stream.readexactly(size))
+
+
+async def _read_answers(worker: SolverProcess) -> None:
+    assert worker.process.stdout is not None
+    try:
+        while True:
+            message = await _read(worker.process.stdout)
+            assert isinstance(message, tuple)
+            if message[0] == "deadline":
+                tell = worker.deadlines.get(message[1])
+                if tell is not None:
+                    tell(message[2])
+            elif message[0] == "done":
+                future = worker.waiting.pop(message[1], None)
+                worker.deadlines.pop(message[1], None)
+                if future is not None and not future.done():
+                    future.set_result((message[2], message[3]))
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass  # the process exited (killed, crashed, or recycled past its memory cap)
+    finally:
+        for future in worker.waiting.values():
+            if not future.done():
+                future.set_exception(ProcessLookupError("the solver process exited"))
+        worker.waiting.clear()
+        if worker.process.returncode is None:
+            await worker.process.wait()
+        worker.on_exit(worker)
 
 
 class SolverPool:
-    def __init__(self, workers: int) -> None:
-        self.workers = workers
-        self._lock = threading.Lock()
-        self._executor = self._start()
-        # its own process: a fallback solve neither queues behind busy workers nor holds the
-        # web process's GIL
-        self._fallback = self._start(1)
+    """`size` solver processes and a queue of the idle ones."""
+
+    def __init__(self, size: int, memory_cap_bytes: int, name: str = "solver") -> None:
+        self.size = size
+        self.name = name
+        self.memory_cap_bytes = memory_cap_bytes
         self.restarts = 0
         self.ready = False
+        self._idle: asyncio.Queue[SolverProcess] = asyncio.Queue()
+        self._all: set[SolverProcess] = set()
+        self._ids = itertools.count(1)
+        self._closing = False
+        self._starting: set[asyncio.Task[None]] = set()
+        self.on_restart: Callable[[str], None] = lambda _reason: None
+        """told the reason each time a process is replaced (the metrics count it)."""
 
-    def _start(self, workers: int | None = None) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(
-            max_workers=workers or self.workers, mp_context=mp.get_context("spawn"), initializer=_lower_priority
-        )
+    @property
+    def alive(self) -> int:
+        """Processes started and not known dead (replacements still starting are not counted)."""
+        return sum(1 for worker in self._all if worker.alive)
 
-    async def warm(self) -> None:
-        loop = asyncio.get_running_loop()
-        await asyncio.gather(
-            *(loop.run_in_executor(self._executor, warm_up) for _ in range(self.workers)),
-            loop.run_in_executor(self._fallback, warm_up),
-        )
+    async def start(self) -> None:
+        workers = await asyncio.gather(*(self._spawn() for _ in range(self.size)))
+        for worker in workers:
+            self._all.add(worker)
+            self._idle.put_nowait(worker)
         self.ready = True
 
-    async def solve(self, kind: Kind, body: bytes, limits: Limits, deadline_s: float) -> JobResult:
-        """The worker's answer, or the fallback's when the worker overruns `deadline_s`."""
-        loop = asyncio.get_running_loop()
-        for attempt in (1, 2):
-            executor = self._executor
-            try:
-                future = loop.run_in_executor(executor, run_job, kind, body, limits)
-                return await asyncio.wait_for(asyncio.shield(future), timeout=deadline_s)
-            except TimeoutError:
-                log.warning("solve overran %.0f ms; answering with the fallback", deadline_s * 1000)
-                return await self._run_fallback(kind, body, limits)
-            except BrokenProcessPool:
-                self._replace(executor)
-                if attempt == 2:
-                    raise
-        raise RuntimeError("unreachable")
-
-    async def _run_fallback(self, kind: Kind, body: bytes, limits: Limits) -> JobResult:
-        loop = asyncio.get_running_loop()
+    async def run(
+        self,
+        kind: Kind,
+        body: bytes,
+        limits: Limits,
+        *,
+        arrived: float,
+        guard: float,
+        guard_after_deadline_s: float,
+        fallback_reason: str | None = None,
+        timing: Timing,
+    ) -> JobResult | None:
+        """The job's answer, or None when it was still running at `guard` (monotonic; moved to
+        the deadline the process reports plus `guard_after_deadline_s`). Cancelling the caller
+        (the client went away) stops the job."""
+        queued = time.monotonic()
         try:
-            return await loop.run_in_executor(self._fallback, run_job, kind, body, limits, FALLBACK_REASON)
-        except BrokenProcessPool:
-            log.error("the fallback process died; starting a new one")
-            self._fallback = self._start(1)
-            self.restarts += 1
-            return await loop.run_in_executor(self._fallback, run_job, kind, body, limits, FALLBACK_REASON)
+            worker = await asyncio.wait_for(self._idle.get(), timeout=max(0.0, guard - time.monotonic()))
+        except TimeoutError:
+            timing.queue_wait_s = time.monotonic() - queued
+            return None
+        timing.queue_wait_s = time.monotonic() - queued
+        if not worker.alive:
+            self._replace(worker, "died")
+            return await self.run(
+                kind,
+                body,
+                limits,
+                arrived=arrived,
+                guard=guard,
+                guard_after_deadline_s=guard_after_deadline_s,
+                fallback_reason=fallback_reason,
+                timing=timing,
+            )
+        job = next(self._ids)
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[Answer] = loop.create_future()
+        moved = asyncio.Event()
+        limit = [guard]
 
-    def _replace(self, broken: ProcessPoolExecutor) -> None:
-        with self._lock:
-            if self._executor is broken:
-                log.error("a solver process died; starting a new pool")
-                self._executor = self._start()
-                self.restarts += 1
-        broken.shutdown(wait=False, cancel_futures=True)
+        def told(deadline: float) -> None:
+            timing.deadline = deadline
+            limit[0] = deadline + guard_after_deadline_s
+            moved.set()
 
-    def close(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)
-        self._fallback.shutdown(wait=False, cancel_futures=True)
+        worker.waiting[job] = answer
+        worker.deadlines[job] = told
+        assert worker.process.stdin is not None
+        worker.process.stdin.write(encode_frame(("job", job, kind, body, limits, arrived, fallback_reason)))
+        try:
+            while True:
+                moved.clear()
+                waiter: asyncio.Future[Any] = asyncio.ensure_future(moved.wait())
+                watched: set[asyncio.Future[Any]] = {answer, waiter}
+                done, _ = await asyncio.wait(
+                    watched, timeout=max(0.0, limit[0] - time.monotonic()), return_when="FIRST_COMPLETED"
+                )
+                waiter.cancel()
+                if answer in done:
+                    result, _ms = answer.result()
+                    self._idle.put_nowait(worker)
+                    return result
+                if not done:  # past the guard
+                    timing.overrun = True
+                    await self._stop(worker, job, answer)
+                    return None
+        except asyncio.CancelledError:
+            timing.cancelled = True
+            await asyncio.shield(self._stop(worker, job, answer))
+            raise
+        except ProcessLookupError:
+            self._replace(worker, "died")
+            raise
+
+    async def _stop(self, worker: SolverProcess, job: int, answer: asyncio.Future[Answer]) -> None:
+        """Interrupt the job; kill and replace the process if it does not stop at once."""
+        worker.interrupt(job)
+        try:
+            await asyncio.wait_for(asyncio.shield(answer), timeout=INTERRUPT_WAIT_S)
+        except (TimeoutError, ProcessLookupError):
+            worker.kill()
+            self._replace(worker, "killed: its job did not stop when interrupted")
+            return
+        self._idle.put_nowait(worker)
+
+    def _replace(self, worker: SolverProcess, reason: str) -> None:
+        """Forget `worker` (killing it) and start a new process in the background."""
+        if worker not in self._all:
+            return
+        self._all.discard(worker)
+        worker.kill()
+        if self._closing:
+            return
+        self.restarts += 1
+        self.on_restart(reason)
+        log.warning("%s process %s %s; starting a new one", self.name, worker.process.pid, reason)
+        task = asyncio.create_task(self._start_one())
+        self._starting.add(task)
+        task.add_done_callback(self._starting.discard)
+
+    def _spawn(self) -> Awaitable[SolverProcess]:
+        return start_solver_process(self.memory_cap_bytes, on_exit=self._exited)
+
+    def _exited(self, worker: SolverProcess) -> None:
+        """A process exited on its own (crashed, or recycled past its memory cap), or was killed."""
+        reason = "recycled past its memory cap" if worker.process.returncode == 0 else "died"
+        self._replace(worker, reason)
+
+    async def _start_one(self) -> None:
+        worker = await self._spawn()
+        if self._closing:
+            worker.kill()
+            return
+        self._all.add(worker)
+        self._idle.put_nowait(worker)
+
+    async def close(self) -> None:
+        """Stop every process: close its stdin (it exits), then kill what is left."""
+        self._closing = True
+        for task in list(self._starting):
+            task.cancel()
+        workers = list(self._all)
+        for worker in workers:
+            if worker.process.stdin is not None:
+                worker.process.stdin.close()
+        for worker in workers:
+            try:
+                await asyncio.wait_for(worker.process.wait(), timeout=0.5)
+            except TimeoutError:
+                worker.kill()
+                await worker.process.wait()
 
 
-def _lower_priority() -> None:
-    """Solver processes yield the CPU to the web process, so health and metrics stay fast."""
-    try:
-        os.nice(WORKER_NICENESS)
-    except OSError:
-        log.warning("could not lower the solver processes' priority")
+def overrun_error() -> JobResult:
+    return error(
+        503,
+        "",
+        "no answer within the request's time limit plus STICKYD_RESPONSE_MARGIN_MS and "
+        "STICKYD_FALLBACK_LIMIT_MS (the solver and the fallback were both late); retry with a larger time_limit_ms",
+    )

@@ -24,6 +24,16 @@ class Settings(BaseSettings):
     max_partitions: int = Field(2_000_000, ge=1)
     max_members: int = Field(20_000, ge=1)
     max_body_bytes: int = Field(64 * 1024 * 1024, ge=1024)
+    fallback_workers: int = Field(1, ge=1, le=64)
+    """processes that answer, with the KIP-54 heuristic, requests whose solve overran."""
+    response_margin_ms: int = Field(250, ge=30)
+    """a solve still running this long past its request's deadline is stopped and the fallback pool answers."""
+    fallback_limit_ms: int = Field(20_000, ge=1)
+    """how long past that the fallback pool may take before the request gets a 503."""
+    worker_memory_mb: int = Field(4096, ge=256)
+    """a solver process above this resident size after a job is replaced by a fresh one."""
+    shutdown_grace_s: float = Field(10.0, ge=0)
+    """on SIGTERM, requests in flight get this long to finish; then their solves are stopped."""
     body_timeout_s: float = Field(30.0, gt=0)
     """a request body must arrive completely within this many seconds of its headers, else 408."""
     log_level: Literal["debug", "info", "warning", "error"] = "info"

@@ -87,6 +87,7 @@ def finish_consumer(
         "target": solution.get("target"),
         "leaving": roster.leaving,
         "lost": held_now,
+        "stats": solution["stats"],
         "topics": round_.problem.get("topics", {}),
     }
     report = {

@@ -1,5 +1,5 @@
 """One rebalance of a stored group: fence on the generation, fill in the stored state, solve in
-the solver pool, store the new generation (one transaction), answer.
+the solver processes (service.answering), store the new generation (one transaction), answer.
 
 Fencing: the caller's `generation` must be the group's current one (-1 for a group with none);
 anything else is 409 with the current generation, before any solving. Calls for one group in
@@ -21,17 +21,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from models.errors import first_problem
-from service.groups.api import RebalanceRequest
+from models.groups import RebalanceRequest
+from service.answering import solve_body
 from service.groups.consumer import ConsumerRound, finish_consumer, prepare_consumer
 from service.groups.roster import RosterError
 from service.groups.streams import StreamsRound, finish_streams, prepare_streams
-from service.jobs import Limits, requested_time_limit_ms
-from service.pool import SolverPool
+from service.services import Services
 from service.store import Database, NewGeneration, Retention, StaleWrite, StoredGroup, commit_generation, load_group
 
 log = logging.getLogger(__name__)
 
-SERVICE_GRACE_S = 0.1
 ATTEMPTS = 3
 
 
@@ -48,10 +47,9 @@ def refusal(status: int, field: str, reason: str, **extra: Any) -> Answer:
 
 
 class GroupRebalancer:
-    def __init__(self, database: Database, pool: SolverPool, limits: Limits, retention: Retention) -> None:
+    def __init__(self, database: Database, services: Services, retention: Retention) -> None:
         self.database = database
-        self.pool = pool
-        self.limits = limits
+        self.services = services
         self.retention = retention
         self._locks: weakref.WeakValueDictionary[tuple[str, str], asyncio.Lock] = weakref.WeakValueDictionary()
 
@@ -96,10 +94,8 @@ class GroupRebalancer:
             round_ = await asyncio.to_thread(_prepare, request, state, current, grace_ms, now)
         except RosterError as problem:
             return refusal(422, problem.field, problem.reason)
-        asked = requested_time_limit_ms(round_.problem)
-        limit_ms = min(asked or self.limits.default_time_limit_ms, self.limits.max_time_limit_ms)
         body = json.dumps(round_.problem).encode()
-        result = await self.pool.solve(request.kind, body, self.limits, limit_ms / 1000 + SERVICE_GRACE_S)
+        result = await solve_body(request.kind, body, time.monotonic(), self.services)
         if result.status != 200:
             refused = json.loads(result.body)
             field = f"problem.{refused['field']}" if refused.get("field") else "problem"

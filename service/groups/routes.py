@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 
 from models.errors import first_problem
-from service.groups.api import (
+from models.groups import (
     GroupHistory,
     GroupList,
     GroupState,
@@ -53,8 +53,7 @@ async def _open_store(app: FastAPI) -> AsyncIterator[None]:
     app.state.database = database
     app.state.groups = GroupRebalancer(
         database,
-        services.pool,
-        services.limits,
+        services,
         Retention(settings.history_max_generations, settings.history_max_age_s),
     )
     try:
@@ -183,6 +182,8 @@ def group_state(stored: StoredGroup, history: int) -> GroupState:
             for m, h in state.get("lost", {}).items()
         ],
         history=history,
+        topics=state.get("topics", {}),
+        stats=state.get("stats"),
     )
 
 

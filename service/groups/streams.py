@@ -98,6 +98,7 @@ def finish_streams(
         "target": solution["target"],
         "leaving": roster.leaving,
         "lost": held_now,
+        "stats": solution["stats"],
         "subtopologies": round_.problem.get("subtopologies", []),
     }
     report = {

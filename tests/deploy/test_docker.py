@@ -152,10 +152,16 @@ def test_pipeline_profile_plans_through_the_healthy_service() -> None:
     assert command[: len(image_default)] == image_default
 
 
-def test_postgres_placeholder_waits_behind_its_profile() -> None:
-    postgres = COMPOSE["services"]["postgres"]
-    assert postgres["profiles"] == ["state"] and "pg_isready" in postgres["healthcheck"]["test"]
+def test_postgres_is_the_services_store_and_starts_first() -> None:
+    postgres, stickyd = COMPOSE["services"]["postgres"], COMPOSE["services"]["stickyd"]
+    assert "profiles" not in postgres and "pg_isready" in postgres["healthcheck"]["test"]
     assert "stickyd-state" in COMPOSE["volumes"]
+    assert stickyd["depends_on"]["postgres"]["condition"] == "service_healthy"
+    url = stickyd["environment"]["STICKYD_DATABASE_URL"]
+    db = postgres["environment"]
+    assert url.startswith(f"postgresql://{db['POSTGRES_USER']}:") and url.endswith(
+        f"@postgres:5432/{db['POSTGRES_DB']}"
+    )
 
 
 def test_the_pipeline_profiles_command_runs_outside_docker(tmp_path: Path, service: ServiceProcess) -> None:

@@ -37,7 +37,8 @@ TEST_PROPERTIES: dict[str, str] = {
     "share.coordinator.state.topic.replication.factor": "1",
     "share.coordinator.state.topic.min.isr": "1",
     "group.initial.rebalance.delay.ms": "0",
-    "group.consumer.heartbeat.interval.ms": "500",
+    "group.min.session.timeout.ms": "1000",
+    "group.consumer.heartbeat.interval.ms": "1000",
     "group.consumer.min.heartbeat.interval.ms": "500",
     "group.consumer.session.timeout.ms": "6000",
     "group.consumer.min.session.timeout.ms": "6000",
@@ -49,6 +50,26 @@ TEST_PROPERTIES: dict[str, str] = {
     "auto.create.topics.enable": "true",
     "log.flush.interval.messages": "1000000",
 }
+
+# Half the test broker's 1 s heartbeat interval. Measured: with a black-holed stickyd a heartbeat waits
+# the whole deadline (offloading or not), and with a 2 s deadline over a 1 s interval a confluent-kafka
+# member stopped reconciling (kept partitions the coordinator had revoked, for 40 s and more).
+STICKYD_TIMEOUT_MS = 500
+
+
+def stickyd_broker_properties(url: str, timeout_ms: int = STICKYD_TIMEOUT_MS) -> dict[str, str]:
+    """The plug-in installed as an operator would (README), with test timings: `uniform` stays the
+    default, `stickyd` is chosen by clients with group.remote.assignor=stickyd. Kafka's default
+    `group.consumer.assignor.offload.enable=true` stays; even so a heartbeat waits for the assignor's
+    whole deadline when stickyd hangs (README), so the deadline bounds the coordinator's latency and
+    must stay well under the heartbeat interval."""
+    return {
+        "group.consumer.assignors": "uniform,range,io.stickyd.kafka.StickydConsumerGroupAssignor",
+        "stickyd.url": url,
+        "stickyd.timeout.ms": str(timeout_ms),
+        "group.consumer.assignment.interval.ms": "100",
+    }
+
 
 LOG4J2 = """\
 status = error
@@ -127,13 +148,16 @@ def apache_kafka_broker(
             "-cp",
             CLASSPATH,
         ]
+        # a cluster id may start with "-": passed as --cluster-id=ID so that it is not read as an option
         cluster_id = urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-        subprocess.run(
-            [*java, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(config)],
-            check=True,
+        formatted = subprocess.run(
+            [*java, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(config)],
             capture_output=True,
-            timeout=120,
+            text=True,
+            timeout=180,
         )
+        if formatted.returncode != 0:
+            raise RuntimeError(f"kafka-storage format failed: {formatted.stdout[-2000:]} {formatted.stderr[-2000:]}")
         child_env = {**os.environ, **(env or {})}
         with (folder / "stdout.log").open("w") as out:
             child = subprocess.Popen(

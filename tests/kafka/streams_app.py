@@ -119,6 +119,7 @@ class StreamsApp:
     app_id: str = field(default_factory=lambda: f"count-{uuid.uuid4().hex[:8]}")
     instances: dict[str, Instance] = field(default_factory=dict)
     expected: Counter[str] = field(default_factory=Counter)
+    partitions: int = PARTITIONS
 
     @property
     def input(self) -> str:
@@ -130,7 +131,7 @@ class StreamsApp:
 
     def create_topics(self) -> None:
         admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        topics = [NewTopic(t, num_partitions=PARTITIONS, replication_factor=1) for t in (self.input, self.output)]
+        topics = [NewTopic(t, num_partitions=self.partitions, replication_factor=1) for t in (self.input, self.output)]
         for future in admin.create_topics(topics).values():
             future.result(timeout=30)
 
@@ -196,13 +197,13 @@ class StreamsApp:
         counts: dict[str, int] = {}
         try:
             ends = {}
-            for p in range(PARTITIONS):
+            for p in range(self.partitions):
                 _, high = consumer.get_watermark_offsets(TopicPartition(self.output, p), timeout=10)
                 ends[p] = high
-            consumer.assign([TopicPartition(self.output, p, 0) for p in range(PARTITIONS) if ends[p] > 0])
+            consumer.assign([TopicPartition(self.output, p, 0) for p in range(self.partitions) if ends[p] > 0])
             done = {p for p, high in ends.items() if high == 0}
             deadline = time.monotonic() + 30
-            while len(done) < PARTITIONS and time.monotonic() < deadline:
+            while len(done) < self.partitions and time.monotonic() < deadline:
                 message = consumer.poll(0.5)
                 if message is None or message.error() is not None:
                     continue

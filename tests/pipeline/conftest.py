@@ -1,17 +1,14 @@
-"""A real local SparkSession (pyspark + pyarrow + the machine's Java 17) shared by the pipeline tests."""
+"""Fleets for the pipeline tests (the shared local SparkSession, `spark`, is in tests/conftest.py)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pyspark.sql import SparkSession
 
 from pipeline.generate import FleetShape, fleet_rows
-from pipeline.spark import spark_session
 from tests.conftest import CONTRACT
 
 SMALL_FLEET = FleetShape(groups=40, max_members=40, max_topics=12, max_clients=12, max_subtopologies=5)
@@ -26,13 +23,6 @@ BAD_ROWS = (
     ('{"group_id": "neg", "kind": "streams", "problem": {"subtopologies": [{"id": "s", "partitions": -1}], '
      '"clients": [{"id": "c"}]}}', "problem.subtopologies[0].partitions"),
 )  # fmt: skip
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[SparkSession]:
-    session = spark_session("local[2]", "stickyd-tests")
-    yield session
-    session.stop()
 
 
 def contract_rows() -> list[dict[str, Any]]:

@@ -1,6 +1,7 @@
 package io.stickyd.kafka.streams;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.stickyd.kafka.StickydHttpClient;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -52,13 +53,13 @@ public class StickydStreamsGroupAssignor implements TaskAssignor {
     private static final Outage OUTAGE = new Outage("Kafka streams group (KIP-1071) task assignor");
 
     private final StickyTaskAssignor fallback = new StickyTaskAssignor();
-    private final StickydEndpoint endpoint;
+    private final StickydHttpClient endpoint;
 
     public StickydStreamsGroupAssignor() {
-        this(StickydEndpoint.from(Map.of(), System.getenv()));
+        this(StickydHttpClient.fromConfig(Map.of(), System.getenv()));
     }
 
-    public StickydStreamsGroupAssignor(StickydEndpoint endpoint) {
+    public StickydStreamsGroupAssignor(StickydHttpClient endpoint) {
         this.endpoint = endpoint;
     }
 
@@ -78,10 +79,10 @@ public class StickydStreamsGroupAssignor implements TaskAssignor {
         try {
             assignment = solve(groupSpec, topology);
         } catch (IOException | RuntimeException e) {
-            OUTAGE.fellBack(LOG, endpoint.url(), e);
+            OUTAGE.fellBack(LOG, endpoint.baseUrl().toString(), e);
             return fallback.assign(groupSpec, topology);
         }
-        OUTAGE.answered(LOG, endpoint.url());
+        OUTAGE.answered(LOG, endpoint.baseUrl().toString());
         return assignment;
     }
 
@@ -108,7 +109,7 @@ public class StickydStreamsGroupAssignor implements TaskAssignor {
         for (Map.Entry<String, List<String>> process : membersOf.entrySet()) {
             addProcess(request, process.getKey(), process.getValue(), groupSpec.members());
         }
-        JsonNode response = endpoint.post(StickydTaskAssignor.PATH, request.toJson(endpoint.solveTimeLimitMs()));
+        JsonNode response = endpoint.post(StickydTaskAssignor.PATH, request.toJson(StickydTaskAssignor.solveTimeLimitMs(endpoint)));
         StreamsAnswer answer = StreamsAnswer.fromJson(response, membersOf.keySet());
         Map<String, MemberAssignment> out = new HashMap<>();
         for (Map.Entry<String, List<String>> process : membersOf.entrySet()) {

@@ -2,6 +2,7 @@ package io.stickyd.kafka.streams;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.stickyd.kafka.StickydHttpClient;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.HashMap;
@@ -52,7 +53,7 @@ import org.slf4j.LoggerFactory;
 public class StickydTaskAssignor implements TaskAssignor {
     /** Overrides the follow-up delay (Kafka Streams refuses a probing interval below one minute). */
     public static final String FOLLOWUP_CONFIG = "stickyd.probing.rebalance.interval.ms";
-    public static final String PATH = "/v1/assign/streams";
+    public static final String PATH = "v1/assign/streams";
 
     private static final Logger LOG = LoggerFactory.getLogger(StickydTaskAssignor.class);
     private static final Outage OUTAGE = new Outage("Kafka Streams task assignor");
@@ -60,12 +61,12 @@ public class StickydTaskAssignor implements TaskAssignor {
     private static final long LATEST_OFFSET = -2L;
 
     private final StickyTaskAssignor fallback = new StickyTaskAssignor();
-    private StickydEndpoint endpoint = StickydEndpoint.from(Map.of(), System.getenv());
+    private StickydHttpClient endpoint = StickydHttpClient.fromConfig(Map.of(), System.getenv());
     private Long followupOverrideMs;
 
     @Override
     public void configure(Map<String, ?> configs) {
-        endpoint = StickydEndpoint.from(configs, System.getenv());
+        endpoint = StickydHttpClient.fromConfig(configs, System.getenv());
         Object followup = configs.get(FOLLOWUP_CONFIG);
         followupOverrideMs = followup == null ? null : Long.parseLong(followup.toString().trim());
         fallback.configure(configs);
@@ -85,7 +86,7 @@ public class StickydTaskAssignor implements TaskAssignor {
             Map<ProcessId, KafkaStreamsState> clients = state.kafkaStreamsStates(true);
             AssignmentConfigs configs = state.assignmentConfigs();
             Map<String, TaskId> tasks = taskNames(state.allTasks());
-            request = request(state.allTasks(), clients, configs).toJson(endpoint.solveTimeLimitMs());
+            request = request(state.allTasks(), clients, configs).toJson(solveTimeLimitMs(endpoint));
             response = endpoint.post(PATH, request);
             Set<String> ids = new HashSet<>();
             clients.keySet().forEach(pid -> ids.add(pid.id().toString()));
@@ -93,12 +94,17 @@ public class StickydTaskAssignor implements TaskAssignor {
             long followupMs = followupOverrideMs != null ? followupOverrideMs : configs.probingRebalanceIntervalMs();
             assignment = toAssignment(answer, clients.keySet(), tasks, followupMs);
         } catch (IOException | RuntimeException e) {
-            OUTAGE.fellBack(LOG, endpoint.url(), e);
+            OUTAGE.fellBack(LOG, endpoint.baseUrl().toString(), e);
             return fallback.assign(state);
         }
-        OUTAGE.answered(LOG, endpoint.url());
+        OUTAGE.answered(LOG, endpoint.baseUrl().toString());
         onAnswer(state, request, response);
         return assignment;
+    }
+
+    /** The solver's time limit: 70% of the HTTP timeout, leaving room for the network and parsing. */
+    static int solveTimeLimitMs(StickydHttpClient http) {
+        return Math.max(1, http.timeoutMs() * 7 / 10);
     }
 
     /** Called with every answer used; tests and benchmarks record it. */

@@ -13,7 +13,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 
-/** The contract mapping of the Streams assignors: request building, response reading, settings. */
+/** The contract mapping of the Streams assignors: request building and response reading. */
 class StreamsMappingTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -70,23 +70,5 @@ class StreamsMappingTest {
     void taskNamesSplitAtTheLastUnderscore() {
         assertEquals("sub_1", StreamsAnswer.subtopologyOf("sub_1_12"));
         assertEquals(12, StreamsAnswer.partitionOf("sub_1_12"));
-    }
-
-    @Test
-    void endpointTakesTheConfigurationThenTheEnvironmentThenDefaults() {
-        StickydEndpoint fromConfig = StickydEndpoint.from(
-                Map.of("stickyd.url", "http://h:1/", "stickyd.timeout.ms", "300"),
-                Map.of("STICKYD_URL", "http://env:2", "STICKYD_TIMEOUT_MS", "900"));
-        assertEquals("http://h:1", fromConfig.url());
-        assertEquals(300, fromConfig.timeoutMs());
-        assertEquals(210, fromConfig.solveTimeLimitMs());
-        StickydEndpoint fromEnv = StickydEndpoint.from(Map.of(), Map.of("STICKYD_URL", "http://env:2", "STICKYD_TIMEOUT_MS", "900"));
-        assertEquals("http://env:2", fromEnv.url());
-        assertEquals(900, fromEnv.timeoutMs());
-        StickydEndpoint defaults = StickydEndpoint.from(Map.of(), Map.of());
-        assertEquals(StickydEndpoint.DEFAULT_URL, defaults.url());
-        assertEquals(StickydEndpoint.DEFAULT_TIMEOUT_MS, defaults.timeoutMs());
-        assertThrows(IllegalArgumentException.class, () -> StickydEndpoint.from(Map.of("stickyd.timeout.ms", "soon"), Map.of()));
-        assertThrows(IllegalArgumentException.class, () -> StickydEndpoint.from(Map.of("stickyd.timeout.ms", "0"), Map.of()));
     }
 }

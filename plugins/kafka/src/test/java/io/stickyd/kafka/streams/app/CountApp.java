@@ -23,7 +23,9 @@ import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.processor.StandbyUpdateListener;
 import org.apache.kafka.streams.processor.StateRestoreListener;
+import org.apache.kafka.streams.processor.TaskId;
 
 /**
  * The Kafka Streams application the tests and the churn benchmark run as separate processes.
@@ -35,7 +37,8 @@ import org.apache.kafka.streams.processor.StateRestoreListener;
  *
  * <p>Arguments are {@code key=value}: {@code bootstrap}, {@code name} (this instance), {@code
  * state_dir}, {@code status} (a JSON file rewritten every 200 ms: Streams state, the active and
- * standby tasks from the local threads' metadata, records restored, fallbacks), {@code assignor}
+ * standby tasks from the local threads' metadata, records restored into active tasks' stores and
+ * records loaded by standby (and warm-up) tasks, fallbacks), {@code assignor}
  * ({@code stickyd} | {@code sticky} (Kafka's KIP-924 StickyTaskAssignor) | {@code ha} (Kafka's
  * default HighAvailabilityTaskAssignor)); every other argument is a Streams configuration
  * (e.g. {@code stickyd.url=...}, {@code num.standby.replicas=1}). Stops cleanly on SIGTERM.
@@ -108,6 +111,23 @@ public final class CountApp {
             public void onRestoreEnd(TopicPartition partition, String store, long total) {
             }
         });
+        AtomicLong standbyLoaded = new AtomicLong();
+        streams.setStandbyUpdateListener(new StandbyUpdateListener() {
+            @Override
+            public void onUpdateStart(TopicPartition partition, String store, long start) {
+            }
+
+            @Override
+            public void onBatchLoaded(TopicPartition partition, String store, TaskId task, long batchEnd,
+                    long batchSize, long currentEnd) {
+                standbyLoaded.addAndGet(batchSize);
+            }
+
+            @Override
+            public void onUpdateSuspended(TopicPartition partition, String store, long storeOffset, long currentEnd,
+                    SuspendReason reason) {
+            }
+        });
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             streams.close();
@@ -115,12 +135,12 @@ public final class CountApp {
         }));
         streams.start();
         while (stopped.getCount() > 0) {
-            writeStatus(status, name, streams, restored.get());
+            writeStatus(status, name, streams, restored.get(), standbyLoaded.get());
             Thread.sleep(200);
         }
     }
 
-    private static void writeStatus(Path status, String name, KafkaStreams streams, long restored) {
+    private static void writeStatus(Path status, String name, KafkaStreams streams, long restored, long standbyLoaded) {
         TreeSet<String> active = new TreeSet<>();
         TreeSet<String> standby = new TreeSet<>();
         try {
@@ -138,6 +158,7 @@ public final class CountApp {
         active.forEach(node.putArray("active")::add);
         standby.forEach(node.putArray("standby")::add);
         node.put("restored_records", restored);
+        node.put("standby_records", standbyLoaded);
         node.put("fallbacks", StickydTaskAssignor.fallbacks());
         try {
             Path tmp = status.resolveSibling(status.getFileName() + ".tmp");

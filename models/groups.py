@@ -1,4 +1,4 @@
-"""The group resource's request and response bodies (contract section 4, the service's fields)."""
+"""Groups kept by the service (contract section 4): request and response bodies."""
 
 from __future__ import annotations
 
@@ -70,6 +70,7 @@ class RebalanceResponse(RoundReport):
     group_id: str
     kind: Literal["consumer", "streams"]
     generation: int
+    """the new generation: send it with the group's next rebalance."""
     solution: ConsumerSolution | StreamsSolution
 
 
@@ -90,6 +91,10 @@ class GroupState(BaseModel):
     held: list[HeldMember]
     history: int
     """generations retained in the history."""
+    topics: dict[str, int] = Field(default_factory=dict)
+    """consumer groups: the partition counts of the last round."""
+    stats: dict[str, Any] | None = None
+    """the last solution's stats."""
 
 
 class GroupSummary(BaseModel):

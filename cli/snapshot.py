@@ -1,0 +1,76 @@
+"""`stickyd snapshot`: a live cluster's consumer groups as a fleet snapshot for `stickyd pipeline plan`."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+
+console = Console(stderr=True, soft_wrap=True)
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"stickyd: {message}", err=True)
+    raise typer.Exit(code=2)
+
+
+def _settings(bootstrap_server: str, config: list[str], command_config: Path | None) -> dict[str, str]:
+    """Kafka settings from --command-config (a .properties file) then --config NAME=VALUE."""
+    settings = {"bootstrap.servers": bootstrap_server}
+    lines: list[tuple[str, str]] = []
+    if command_config is not None:
+        try:
+            text = command_config.read_text()
+        except OSError as error:
+            _fail(f"--command-config: {command_config}: cannot read ({error.strerror})")
+        lines += [(f"{command_config}:{n}", line.strip()) for n, line in enumerate(text.splitlines(), 1)]
+    lines += [("--config", item) for item in config]
+    for where, line in lines:
+        if not line or line.startswith(("#", "!")):
+            continue
+        name, sep, value = line.partition("=")
+        if not sep or not name.strip():
+            _fail(f"{where}: expected NAME=VALUE, got {line!r}")
+        settings[name.strip()] = value.strip()
+    return settings
+
+
+def snapshot(
+    bootstrap_server: Annotated[str, typer.Option(help="Kafka's bootstrap.servers, e.g. broker1:9092,broker2:9092")],
+    out: Annotated[Path, typer.Option(help="folder for fleet.jsonl, lag.jsonl and groups.jsonl")] = Path("snapshot"),
+    group: Annotated[list[str] | None, typer.Option(help="only this consumer group (repeat); default: all")] = None,
+    config: Annotated[
+        list[str] | None,
+        typer.Option(help="a Kafka client setting NAME=VALUE (repeat), e.g. security.protocol=SASL_SSL"),
+    ] = None,
+    command_config: Annotated[
+        Path | None, typer.Option(help="a .properties file of Kafka client settings (as Kafka's tools take)")
+    ] = None,
+    timeout_s: Annotated[float, typer.Option(min=1, help="per Admin API request")] = 30.0,
+) -> None:
+    """Read every consumer group (classic and KIP-848) of a live cluster through the Admin API and
+    write a fleet snapshot `stickyd pipeline plan` reads, with each group's lag."""
+    if importlib.util.find_spec("confluent_kafka") is None or importlib.util.find_spec("kafka") is None:
+        _fail("stickyd snapshot needs confluent-kafka and kafka-python: pip install 'stickyd[kafka]'")
+    from client.cluster_reader import ClusterError, read_cluster
+    from client.snapshot import lag_rows, write_snapshot
+
+    settings = _settings(bootstrap_server, config or [], command_config)
+    try:
+        with console.status(f"reading consumer groups from {bootstrap_server}"):
+            state = read_cluster(settings, group or (), timeout_s)
+    except ClusterError as error:
+        _fail(str(error))
+    paths = write_snapshot(state, out)
+    lags = [r["lag"] for r in lag_rows(state) if r["lag"] is not None]
+    members = sum(len(g.members) for g in state.groups)
+    console.print(
+        f"{len(state.groups)} groups ({members} members, {len(state.partitions)} topics) -> {paths['fleet']}; "
+        f"lag of {len(lags)} committed partitions (total {sum(lags)}) -> {paths['lag']}"
+    )
+    for reason in state.skipped:
+        console.print(f"skipped {reason}")
+    console.print(f"next: stickyd pipeline plan {paths['fleet']} --out plan-out")

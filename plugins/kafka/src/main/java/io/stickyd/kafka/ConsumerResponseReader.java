@@ -1,0 +1,72 @@
+package io.stickyd.kafka;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
+import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
+import org.apache.kafka.coordinator.group.modern.MemberAssignmentImpl;
+
+/**
+ * Reads stickyd's answer into the coordinator's {@link GroupAssignment}. It trusts nothing it cannot
+ * check cheaply: every member of the group must be in the answer and no other, each partition must
+ * exist, belong to a topic the member subscribes to, and be given to exactly one member. Anything else
+ * throws {@link IllegalStateException}, which the assignor turns into its fallback.
+ */
+final class ConsumerResponseReader {
+    private ConsumerResponseReader() {
+    }
+
+    static GroupAssignment read(JsonNode answer, ConsumerRequestBuilder.Request request, GroupSpec group, SubscribedTopicDescriber topics) {
+        JsonNode assignment = answer.path("assignment");
+        if (!assignment.isObject() || assignment.size() != group.memberIds().size()) {
+            throw new IllegalStateException("answer's assignment does not list exactly the group's members");
+        }
+        Map<Uuid, BitSet> given = new HashMap<>();
+        Map<String, MemberAssignment> members = new HashMap<>();
+        for (String memberId : group.memberIds()) {
+            JsonNode perTopic = assignment.get(memberId);
+            if (perTopic == null || !perTopic.isObject()) {
+                throw new IllegalStateException("answer has no assignment for member " + memberId);
+            }
+            Set<Uuid> subscribed = group.memberSubscription(memberId).subscribedTopicIds();
+            Map<Uuid, Set<Integer>> partitions = new HashMap<>();
+            for (Iterator<Map.Entry<String, JsonNode>> it = perTopic.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> entry = it.next();
+                Uuid topicId = request.topicIds().get(entry.getKey());
+                if (topicId == null || !subscribed.contains(topicId)) {
+                    throw new IllegalStateException("member " + memberId + " given unknown or unsubscribed topic " + entry.getKey());
+                }
+                int count = topics.numPartitions(topicId);
+                BitSet taken = given.computeIfAbsent(topicId, id -> new BitSet(count));
+                Set<Integer> numbers = new HashSet<>();
+                for (JsonNode number : entry.getValue()) {
+                    int partition = number.asInt(-1);
+                    if (!number.isInt() || partition < 0 || partition >= count || taken.get(partition)) {
+                        throw new IllegalStateException("partition " + number + " of " + entry.getKey() + " out of range or given twice");
+                    }
+                    taken.set(partition);
+                    numbers.add(partition);
+                }
+                if (!numbers.isEmpty()) {
+                    partitions.put(topicId, numbers);
+                }
+            }
+            members.put(memberId, new MemberAssignmentImpl(partitions));
+        }
+        for (Uuid topicId : request.topicIds().values()) {
+            BitSet taken = given.get(topicId);
+            if (taken == null || taken.cardinality() != topics.numPartitions(topicId)) {
+                throw new IllegalStateException("answer leaves partitions of topic " + topicId + " unassigned");
+            }
+        }
+        return new GroupAssignment(members);
+    }
+}

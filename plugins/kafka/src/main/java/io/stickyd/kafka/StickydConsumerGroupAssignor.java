@@ -1,0 +1,89 @@
+package io.stickyd.kafka;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.common.Configurable;
+import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
+import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
+import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException;
+import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
+import org.apache.kafka.coordinator.group.assignor.UniformAssignor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The KIP-848 server-side assignor {@code stickyd}: the group coordinator's assignment is computed by a
+ * stickyd service (balanced first, then fewest moves, proven optimal within its time limit).
+ *
+ * <p>Install: put the jar in the broker's {@code libs/}, add this class to
+ * {@code group.consumer.assignors}, and set {@code stickyd.url} / {@code stickyd.timeout.ms} in the
+ * broker properties (or {@code STICKYD_URL} / {@code STICKYD_TIMEOUT_MS} in its environment). Clients
+ * choose it with {@code group.remote.assignor=stickyd}.
+ *
+ * <p>The coordinator waits for {@code assign}, so the service gets a strict deadline (keep it well under
+ * the group's heartbeat interval); half of it is the solver's time limit. On any failure (no answer in
+ * time, an error status, an answer that does not check out) the group is assigned by Kafka's own
+ * {@link UniformAssignor} in-process. Every fallback is counted; an outage is logged once when it
+ * starts and once when stickyd answers again.
+ */
+public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssignor, Configurable {
+    public static final String NAME = "stickyd";
+    static final String PATH = "v1/assign/consumer";
+
+    private static final Logger LOG = LoggerFactory.getLogger(StickydConsumerGroupAssignor.class);
+
+    // The broker makes several instances (one per configuration it builds); the count and the outage
+    // state belong to the process, so that an outage is logged once however many instances see it.
+    private static final AtomicLong FALLBACKS = new AtomicLong();
+    private static final AtomicBoolean IN_OUTAGE = new AtomicBoolean();
+    private static volatile String lastConfigured = "";
+
+    private final UniformAssignor fallback = new UniformAssignor();
+    private volatile StickydHttpClient client = StickydHttpClient.fromConfig(Map.of(), System.getenv());
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public void configure(Map<String, ?> configs) {
+        client = StickydHttpClient.fromConfig(configs, System.getenv());
+        String described = client.baseUrl() + " with a " + client.timeoutMs() + " ms deadline";
+        if (!described.equals(lastConfigured)) {
+            lastConfigured = described;
+            LOG.info("stickyd assignor asks {}", described);
+            client.warmUp();
+        }
+    }
+
+    /** How many assignments the uniform fallback has computed in this process. */
+    public static long fallbacks() {
+        return FALLBACKS.get();
+    }
+
+    @Override
+    public GroupAssignment assign(GroupSpec group, SubscribedTopicDescriber topics) throws PartitionAssignorException {
+        StickydHttpClient stickyd = client;
+        try {
+            ConsumerRequestBuilder.Request request = ConsumerRequestBuilder.build(group, topics, Math.max(1, stickyd.timeoutMs() / 2));
+            JsonNode answer = stickyd.post(PATH, request.body());
+            GroupAssignment assignment = ConsumerResponseReader.read(answer, request, group, topics);
+            if (IN_OUTAGE.compareAndSet(true, false)) {
+                LOG.info("stickyd at {} answers again; {} assignments were made by the uniform fallback so far",
+                    stickyd.baseUrl(), FALLBACKS.get());
+            }
+            return assignment;
+        } catch (Exception e) {
+            long count = FALLBACKS.incrementAndGet();
+            if (IN_OUTAGE.compareAndSet(false, true)) {
+                LOG.warn("stickyd at {} failed ({}); assigning with Kafka's uniform assignor until it answers again (fallback #{})",
+                    stickyd.baseUrl(), e.toString(), count);
+            }
+            return fallback.assign(group, topics);
+        }
+    }
+}

@@ -1,0 +1,86 @@
+"""What the routes share, built once per app from its settings: the solver pools, the limits, the
+metrics, and the one place that records an answer (metrics and the access log line)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from fastapi import Request
+
+from service.jobs import JobResult, Limits
+from service.metrics import Metrics
+from service.pool import SolverPool, Timing
+from service.settings import Settings
+
+log = logging.getLogger("stickyd.access")
+
+
+class Services:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.metrics = Metrics()
+        cap = settings.worker_memory_mb * 1024 * 1024
+        self.solvers = SolverPool(settings.workers, cap, name="solver")
+        self.fallback = SolverPool(settings.fallback_workers, cap, name="fallback")
+        for pool in (self.solvers, self.fallback):
+            pool.on_restart = self._count_restart(pool.name)
+        self.limits = Limits(
+            max_partitions=settings.max_partitions,
+            max_members=settings.max_members,
+            default_time_limit_ms=settings.default_time_limit_ms,
+            max_time_limit_ms=settings.max_time_limit_ms,
+        )
+
+    def _count_restart(self, pool: str) -> Callable[[str], None]:
+        def count(reason: str) -> None:
+            self.metrics.worker_restarts.labels(pool, reason).inc()
+
+        return count
+
+    @property
+    def ready(self) -> bool:
+        return self.solvers.ready and self.fallback.ready
+
+    @property
+    def restarts(self) -> int:
+        return self.solvers.restarts + self.fallback.restarts
+
+    async def start(self) -> None:
+        await self.solvers.start()
+        await self.fallback.start()
+
+    async def close(self) -> None:
+        await self.solvers.close()
+        await self.fallback.close()
+
+    def record(self, endpoint: str, result: JobResult, elapsed: float, timing: Timing) -> None:
+        m = self.metrics
+        m.requests.labels(endpoint, result.strategy, str(result.status)).inc()
+        m.latency.labels(endpoint, result.strategy).observe(elapsed)
+        m.queue_wait.labels(endpoint).observe(timing.queue_wait_s)
+        if result.status == 200:
+            m.solve.labels(endpoint, result.solver).observe(result.solve_ms / 1000)
+            if result.fallback:
+                m.fallbacks.labels(endpoint, result.fallback_cause).inc()
+        else:
+            m.rejected.labels(endpoint, str(result.status)).inc()
+        log.info(
+            "endpoint=%s status=%d partitions=%d members=%d strategy=%s solver=%s optimal=%s fallback=%s "
+            "queue_ms=%.1f ms=%.1f",
+            endpoint,
+            result.status,
+            result.partitions,
+            result.members,
+            result.strategy,
+            result.solver,
+            result.optimal,
+            result.fallback,
+            timing.queue_wait_s * 1000,
+            elapsed * 1000,
+        )
+
+
+def get_services(request: Request) -> Services:
+    services: Services = request.app.state.services
+    return services

@@ -1,0 +1,84 @@
+"""One solver process (`python -m service.solver_process`): reads jobs from stdin, answers on
+stdout, one length-prefixed pickle frame each (service/frames.py).
+
+It dies with the web process that started it (PR_SET_PDEATHSIG, set before exec by the parent and
+checked again here), runs at a lower CPU priority, and can be interrupted: the parent writes the
+job id to cancel into a shared page and sends SIGUSR1; the job stops at its next Python bytecode
+and is answered as cancelled. Past its memory cap it answers, then exits to be replaced.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+import signal
+import sys
+import time
+from types import FrameType
+from typing import BinaryIO
+
+from service.frames import read_frame, write_frame
+from service.jobs import JobCancelled, run_job, warm_up
+
+WORKER_NICENESS = 5
+CANCEL_SLOT = 8
+"""Bytes of the shared page holding the id of the job the parent wants stopped."""
+
+
+class _Current:
+    job = -1
+
+
+def main() -> None:
+    parent, cancel_fd, memory_cap_bytes = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    if os.getppid() != parent:  # the parent died before PR_SET_PDEATHSIG was in force
+        return
+    # frames go to the original stdout; anything a library prints goes to stderr instead
+    frames_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    frames_in = os.fdopen(os.dup(0), "rb")
+    cancel = mmap.mmap(cancel_fd, CANCEL_SLOT)
+    signal.signal(signal.SIGUSR1, lambda _s, _f: _interrupt(cancel))
+    with contextlib.suppress(OSError):
+        os.nice(WORKER_NICENESS)  # the web process keeps health and metrics fast
+    warm_up()
+    write_frame(frames_out, ("ready", os.getpid()))
+    _serve(frames_in, frames_out, memory_cap_bytes)
+
+
+def _interrupt(cancel: mmap.mmap, _frame: FrameType | None = None) -> None:
+    if _Current.job >= 0 and int.from_bytes(cancel[:CANCEL_SLOT], "little") == _Current.job:
+        raise JobCancelled(_Current.job)
+
+
+def _serve(frames_in: BinaryIO, frames_out: BinaryIO, memory_cap_bytes: int) -> None:
+    while True:
+        message = read_frame(frames_in)
+        if message is None:  # the parent closed our stdin: stop
+            return
+        _, job_id, kind, body, limits, arrived, fallback_reason = message
+        started = time.monotonic()
+        try:
+            _Current.job = job_id
+
+            def tell(deadline: float, job: int = job_id) -> None:
+                write_frame(frames_out, ("deadline", job, deadline))
+
+            result = run_job(kind, body, limits, arrived=arrived, fallback_reason=fallback_reason, on_deadline=tell)
+            _Current.job = -1
+        except JobCancelled:
+            _Current.job = -1
+            result = None
+        write_frame(frames_out, ("done", job_id, result, (time.monotonic() - started) * 1000))
+        if _resident_bytes() > memory_cap_bytes:
+            return  # the parent sees us exit and starts a fresh process
+
+
+def _resident_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+if __name__ == "__main__":
+    main()
