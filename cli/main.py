@@ -16,6 +16,7 @@ from cli.groups import groups_app
 from cli.pipeline import pipeline_app
 from cli.snapshot import snapshot
 from cli.tables import print_consumer_table, print_streams_table
+from cli.tokens import tokens_app
 from models import ConsumerProblem, ConsumerSolution, ProblemError, parse
 from models.streams import StreamsProblem, StreamsSolution
 from solvers import solve_consumer, solve_streams
@@ -25,6 +26,7 @@ solve_app = typer.Typer(help="Solve one problem in the contract's JSON format.",
 app.add_typer(solve_app, name="solve")
 app.add_typer(pipeline_app, name="pipeline")
 app.add_typer(groups_app, name="groups")
+app.add_typer(tokens_app, name="tokens")
 app.command()(snapshot)
 
 
