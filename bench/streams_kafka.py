@@ -32,7 +32,7 @@ from models.streams_index import StreamsIndex, index_streams_problem
 from solvers import solve_streams
 from solvers.streams_flow import StreamsTarget
 from solvers.streams_result import _balance, active_moves, standby_moves
-from tests.kafka.streams_app import APP_CLASSPATH
+from tests.kafka.jvm import APP_CLASSPATH
 
 BENCH_CLASS = "io.stickyd.kafka.streams.app.StreamsAssignorBench"
 KAFKA_ASSIGNORS = {

@@ -5,7 +5,8 @@ dies with the web process whatever kills that. A request waits for an idle proce
 time; its deadline counts from its arrival (the process reports it once the body is parsed). A
 job the client abandoned, or still running at its deadline plus the guard, is interrupted (SIGUSR1)
 and, when it does not stop at once, its process is killed and replaced. An overrun request gets
-the KIP-54 fallback from a separate pool, bounded by its own limit; past that, a 503.
+the fallback from a separate pool (KIP-54's heuristic when it fits in what is left of the
+request's time, else the quick valid fill), bounded by its own limit; past that, a 503.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from service.solver_process import CANCEL_SLOT
 
 log = logging.getLogger(__name__)
 
-FALLBACK_REASON = "answered by the KIP-54 fallback: the service's time limit for this request ran out"
+FALLBACK_REASON = "answered by the fallback pool: the service's time limit for this request ran out"
 INTERRUPT_WAIT_S = 0.2
 """How long an interrupted job may take to stop before its process is killed."""
 PR_SET_PDEATHSIG = 1

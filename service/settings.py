@@ -25,7 +25,7 @@ class Settings(BaseSettings):
     max_members: int = Field(20_000, ge=1)
     max_body_bytes: int = Field(64 * 1024 * 1024, ge=1024)
     fallback_workers: int = Field(1, ge=1, le=64)
-    """processes that answer, with the KIP-54 heuristic, requests whose solve overran."""
+    """processes that answer requests whose solve overran (the heuristic fallback: KIP-54 or the quick fill)."""
     response_margin_ms: int = Field(250, ge=30)
     """a solve still running this long past its request's deadline is stopped and the fallback pool answers."""
     fallback_limit_ms: int = Field(20_000, ge=1)

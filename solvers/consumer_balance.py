@@ -18,6 +18,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from models.consumer_index import ConsumerIndex
+from solvers.budget import TimeBudget
 from solvers.consumer_classes import UnitClasses
 from solvers.consumer_sticky import solve_sticky
 from solvers.errors import SolverFailure, SolveTimeout
@@ -52,7 +53,7 @@ def least_squares(
     """(the least sum of squared loads, units per (class, member) reaching it)."""
     weights = {group.weight for group in index.groups if group.units and group.eligible}
     types = _types(index)
-    window = _load_window(index, solve_sticky(index), types)
+    window = _load_window(index, solve_sticky(index, TimeBudget(deadline)), types)
     load_counts = sum(window[1] - window[0] + 1 for _ in types)
     if weights <= {1, 2} and load_counts <= LOAD_COUNTS_LIMIT:
         value, per_group = _least_squares_by_load_counts(index, deadline, window)

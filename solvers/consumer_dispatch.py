@@ -18,6 +18,7 @@ from solvers.consumer_classes import build_classes
 from solvers.consumer_cpsat import solve_cpsat
 from solvers.consumer_equal import solve_equal
 from solvers.consumer_flow import solve_min_cost_flow
+from solvers.consumer_quick import solve_quick
 from solvers.consumer_result import Outcome, build_solution
 from solvers.consumer_sticky import solve_sticky
 from solvers.errors import SolverFailure, SolveTimeout
@@ -27,6 +28,10 @@ log = logging.getLogger(__name__)
 DEFAULT_TIME_LIMIT_MS = 10_000
 OPTIMAL_SHARE = 0.8
 """Part of the time limit the optimal solver may use; the rest is kept for the fallback."""
+ANSWER_S_PER_PARTITION = 4e-7
+"""time kept, per partition, to build the answer after any solver (and for the quick fill)."""
+STICKY_S_PER_UNIT = 6e-6
+"""what the KIP-54 heuristic costs per unit at most (1M units: about 6 s on a 2-core machine)."""
 
 
 def solve_consumer(
@@ -50,27 +55,52 @@ def solve_consumer(
         budget = TimeBudget.of_ms(options.time_limit_ms or default_time_limit_ms, started=started)
     index = index_consumer_problem(problem)
     if fallback_reason is not None:
-        owners = solve_sticky(index)
-        outcome = Outcome(options.strategy, "kip54-sticky", False, True, (fallback_reason,))
+        owners, outcome = _fallback(index, budget, fallback_reason, options.strategy)
     elif options.strategy == "range":
         owners, outcome = solve_range(index), Outcome("range", "range", False, False)
     elif options.strategy == "roundrobin":
         owners, outcome = solve_roundrobin(index), Outcome("roundrobin", "roundrobin", False, False)
     elif options.strategy == "sticky":
-        owners, outcome = solve_sticky(index), Outcome("sticky", "kip54-sticky", False, False)
+        owners, outcome = _sticky_in_time(index, budget)
     else:
-        owners, outcome = _optimal_or_fallback(index, problem, budget.share(OPTIMAL_SHARE).deadline)
+        answer_s = ANSWER_S_PER_PARTITION * sum(index.topics.values())
+        deadline = min(budget.share(OPTIMAL_SHARE).deadline, budget.deadline - 2 * answer_s)
+        owners, outcome = _optimal_or_fallback(index, problem, deadline, budget)
     if options.strategy == "optimal" and not outcome.fallback:
         problems = unit_violations(index, owners)
         if problems:
             log.error("optimal answer failed validation, falling back: %s", problems[:3])
-            owners = solve_sticky(index)
-            outcome = Outcome("optimal", "kip54-sticky", False, True, ("optimal answer was invalid",))
+            owners, outcome = _fallback(index, budget, "optimal answer was invalid", "optimal")
     return build_solution(problem, index, owners, outcome, _ms(started))
 
 
+def _sticky_in_time(index: ConsumerIndex, budget: TimeBudget) -> tuple[list[np.ndarray], Outcome]:
+    """strategy `sticky`: the KIP-54 heuristic, or the quick fill when it would be late."""
+    owners, outcome = _fallback(index, budget, "", "sticky")
+    if outcome.solver == "kip54-sticky":
+        return owners, Outcome("sticky", "kip54-sticky", False, False)
+    return owners, outcome
+
+
+def _fallback(index: ConsumerIndex, budget: TimeBudget, why: str, strategy: str) -> tuple[list[np.ndarray], Outcome]:
+    """The KIP-54 heuristic when it can finish before the budget ends (keeping time to build the
+    answer), else the quick fill: valid by construction and linear in the units."""
+    partitions = sum(index.topics.values())
+    units = sum(g.units for g in index.groups)
+    answer_s = ANSWER_S_PER_PARTITION * partitions
+    said = (why,) if why else ()
+    late = "the KIP-54 heuristic would not finish within the time limit"
+    if budget.left_s() - 2 * answer_s > STICKY_S_PER_UNIT * units:
+        try:
+            owners = solve_sticky(index, TimeBudget(budget.deadline - 2 * answer_s))
+            return owners, Outcome(strategy, "kip54-sticky", False, True, said)
+        except SolveTimeout:
+            late = "the KIP-54 heuristic ran out of the time limit"
+    return solve_quick(index), Outcome(strategy, "quick-fill", False, True, (*said, f"{late}: quick valid fill"))
+
+
 def _optimal_or_fallback(
-    index: ConsumerIndex, problem: ConsumerProblem, deadline: float
+    index: ConsumerIndex, problem: ConsumerProblem, deadline: float, budget: TimeBudget
 ) -> tuple[list[np.ndarray], Outcome]:
     options = problem.options
     try:
@@ -86,11 +116,11 @@ def _optimal_or_fallback(
         owners = solve_cpsat(index, classes, max_imbalance=options.max_imbalance, deadline=deadline)
         return owners, Outcome("optimal", "cp-sat", True, False)
     except (SolveTimeout, SolverFailure) as reason:
-        why = f"fell back to the KIP-54 heuristic: {reason}"
+        why = f"the optimal solver stopped: {reason}"
     except Exception as error:  # noqa: BLE001 - any solver bug must still yield an answer
         log.exception("optimal solver crashed")
-        why = f"fell back to the KIP-54 heuristic: optimal solver failed ({type(error).__name__})"
-    return solve_sticky(index), Outcome("optimal", "kip54-sticky", False, True, (why,))
+        why = f"the optimal solver failed ({type(error).__name__})"
+    return _fallback(index, budget, why, "optimal")
 
 
 def _uniform_unit_weights(index: ConsumerIndex) -> dict[int, int] | None:

@@ -24,18 +24,27 @@ import numpy as np
 from sortedcontainers import SortedList
 
 from models.consumer_index import ConsumerIndex
+from solvers.budget import TimeBudget
 
 Unit = tuple[int, int]
 """(group index, partition number)."""
 
 
-def solve_sticky(index: ConsumerIndex) -> list[np.ndarray]:
-    return _StickyRun(index).run()
+CHECK_EVERY = 2048
+"""loop iterations between two looks at the clock."""
+
+
+def solve_sticky(index: ConsumerIndex, budget: TimeBudget | None = None) -> list[np.ndarray]:
+    """Raises SolveTimeout when `budget` is spent before it is done (its long loops ask it every
+    CHECK_EVERY steps); without a budget it runs to the end."""
+    return _StickyRun(index, budget).run()
 
 
 class _StickyRun:
-    def __init__(self, index: ConsumerIndex) -> None:
+    def __init__(self, index: ConsumerIndex, budget: TimeBudget | None = None) -> None:
         self.index = index
+        self.budget = budget
+        self.ticks = 0
         n = index.member_count
         self.owners = [np.full(g.units, -1, dtype=np.int64) for g in index.groups]
         self.weight = [g.weight for g in index.groups]
@@ -53,6 +62,7 @@ class _StickyRun:
         order = self._sorted_units(fresh)
         # step 2: unassigned partitions go to the least-loaded consumer that can take them
         for g, p in order:
+            self._tick()
             if self.owners[g][p] < 0:
                 self._give((g, p), self._least_loaded(g))
         before = [o.copy() for o in self.owners]
@@ -74,6 +84,7 @@ class _StickyRun:
                 self.owners[g][:] = claims[0]
                 continue
             for p in np.flatnonzero((claims >= 0).any(axis=0)).tolist():
+                self._tick()
                 claimants = [int(m) for m in claims[:, p] if m >= 0]
                 # a unit goes back to whoever claimed most of it (lowest id on a tie)
                 self.owners[g][p] = max(set(claimants), key=lambda m: (claimants.count(m), -m))
@@ -99,6 +110,7 @@ class _StickyRun:
         order: list[Unit] = []
         cursor = dict.fromkeys(held, 0)
         while heap:
+            self._tick()
             size, tie, m = heapq.heappop(heap)
             order.append(held[m][cursor[m]])
             cursor[m] += 1
@@ -115,6 +127,7 @@ class _StickyRun:
             for g, p in reassignable:
                 if balanced:
                     break
+                self._tick()
                 owner = int(self.owners[g][p])
                 target = self._least_loaded(g)
                 if self.load[owner] > self.load[target] + self.weight[g]:
@@ -124,6 +137,11 @@ class _StickyRun:
                     balanced = self._is_balanced()
             if not changed or balanced:
                 return moved
+
+    def _tick(self) -> None:
+        self.ticks += 1
+        if self.budget is not None and self.ticks % CHECK_EVERY == 0:
+            self.budget.check("the KIP-54 heuristic")
 
     def _is_balanced(self) -> bool:
         """KIP-54: loads differ by at most one, or no partition can move to a consumer with

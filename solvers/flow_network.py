@@ -70,6 +70,15 @@ class FlowNetwork:
         self.arcs += size
         return slice(start, self.arcs)
 
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, int]]:
+        """(tails, heads, capacities above the lower bounds, supplies with the lower bounds
+        moved in): the network as a linear programme sees it (flow = x + lower bound)."""
+        empty = np.zeros(0, np.int64)
+        tails = np.concatenate(self._tails) if self._tails else empty
+        heads = np.concatenate(self._heads) if self._heads else empty
+        caps = np.concatenate(self._caps) if self._caps else empty
+        return tails, heads, caps, dict(self._supply)
+
     def supply(self, node: int, amount: int) -> None:
         self._supply[node] = self._supply.get(node, 0) + int(amount)
 

@@ -67,6 +67,39 @@ def streams_bounds(index: StreamsIndex) -> Iterator[StreamsBound]:
 
 
 def _solve(index: StreamsIndex, *, chained: bool, tied: bool, allowed_excess: int) -> StreamsBound:
+    net, rows = _network(index, chained=chained, tied=tied, allowed_excess=allowed_excess, joint=False)
+    flows = net.solve()
+    lo_f, hi_f = index.stateful_bounds()
+    held = sum(flows[r] for r in rows.shares) if rows.shares else None
+    return StreamsBound(
+        stateful_excess=(
+            allowed_excess if held is None else int(np.maximum(lo_f - held, 0).sum() + np.maximum(held - hi_f, 0).sum())
+        ),
+        kept_actives=sum(int(flows[r].sum()) for r in rows.kept),
+        standby_moves=rows.previous - sum(int(flows[r].sum()) for r in rows.standby),
+    )
+
+
+@dataclass(frozen=True)
+class NetworkRows:
+    """Where a relaxation's quantities sit in its flow vector."""
+
+    previous: int
+    kept: list[slice]
+    standby: list[slice]
+    shares: list[slice]
+    stateful_actives: slice | None
+    """per client, its stateful actives (chained, joint)."""
+    standbys: slice | None
+    """per client, its standbys (chained, joint)."""
+
+
+def _network(
+    index: StreamsIndex, *, chained: bool, tied: bool, allowed_excess: int, joint: bool
+) -> tuple[FlowNetwork, NetworkRows]:
+    """The relaxation as a flow network. `joint` (chained, with standbys): each client's
+    standbys are left free (0 to the task count), for a linear programme to tie them to its
+    stateful actives."""
     tasks = np.flatnonzero(index.stateful).tolist()
     previous = sum(len(index.prev_standby[t]) for t in tasks)
     sizes: dict[BoundClass, int] = {}
@@ -144,14 +177,19 @@ def _solve(index: StreamsIndex, *, chained: bool, tied: bool, allowed_excess: in
     lo_f, hi_f = index.stateful_bounds()
     most = len(tasks)
     shares: list[slice] = []
+    sa_rows: slice | None = None
+    sb_rows: slice | None = None
     if chained:
         soft = split0 if r == 0 else None
         # a client's stateful actives, then all its actives, within their shares
         if soft is None:
-            net.add_arcs(split0 + clients, active0 + clients, np.minimum(hi_f + allowed_excess, most), 0)
+            sa_rows = net.add_arcs(split0 + clients, active0 + clients, np.minimum(hi_f + allowed_excess, most), 0)
         net.add_arcs(active0 + clients, sink, hi_a, 0, lower=lo_a)
         if soft is not None:
             shares = _soft_shares(net, split0 + clients, active0 + clients, lo_f, hi_f, most, excess)
+        elif joint:
+            net.add_arcs(fresh_standby, state0 + clients, most * r, 0)
+            sb_rows = net.add_arcs(state0 + clients, sink, most, 0)
         else:
             # its standbys: what its actives leave of its stateful share (any target with the
             # least excess lies within that excess of every share)
@@ -171,15 +209,7 @@ def _solve(index: StreamsIndex, *, chained: bool, tied: bool, allowed_excess: in
         net.add_arcs(fresh_standby, state0 + clients, most * r, 0)
         shares = _soft_shares(net, state0 + clients, np.full(n, sink), lo_f, hi_f, most, excess)
     net.supply(sink, -(most * (1 + r) + int((~index.stateful).sum())))
-    flows = net.solve()
-    held = sum(flows[rows] for rows in shares) if shares else None
-    return StreamsBound(
-        stateful_excess=(
-            allowed_excess if held is None else int(np.maximum(lo_f - held, 0).sum() + np.maximum(held - hi_f, 0).sum())
-        ),
-        kept_actives=sum(int(flows[rows].sum()) for rows in kept_rows),
-        standby_moves=previous - sum(int(flows[rows].sum()) for rows in standby_rows),
-    )
+    return net, NetworkRows(previous, kept_rows, standby_rows, shares, sa_rows, sb_rows)
 
 
 def _soft_shares(

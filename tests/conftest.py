@@ -12,7 +12,8 @@ import pytest
 
 from cli.child_service import ServiceProcess, running_service
 from models import ConsumerProblem, ConsumerSolution, validate_consumer_solution
-from tests.kafka.apache_kafka import ApacheKafka, apache_kafka_broker, kafka_jars_built, stickyd_broker_properties
+from tests.kafka.apache_kafka import ApacheKafka, apache_kafka_broker, stickyd_broker_properties
+from tests.kafka.jvm import kafka_jars_built
 from tests.kafka.switchboard import Switchboard
 from tests.processes import MARK, new_mark, this_process, wait_until_none_marked
 from tests.store.postgres_cluster import PostgresCluster, postgres_cluster

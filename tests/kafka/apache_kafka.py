@@ -7,24 +7,19 @@ session-scoped `apache_kafka` fixture in tests/conftest.py shares one across the
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import tempfile
 import time
 import uuid
 from base64 import urlsafe_b64encode
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from cli.child_service import free_port
+from tests.kafka.jvm import PLUGIN_JAR, java_command, kafka_jars_built, start_java, stop_java, write_log4j2
 
-PLUGIN_TARGET = Path(__file__).resolve().parents[2] / "plugins" / "kafka" / "target"
-KAFKA_LIBS = PLUGIN_TARGET / "kafka-libs"
-PLUGIN_JAR = PLUGIN_TARGET / "stickyd-kafka.jar"
-CLASSPATH = f"{KAFKA_LIBS}/*:{PLUGIN_JAR}"
 READY_LINE = "Kafka Server started"
 
 # Test-friendly defaults: one partition for internal topics, no initial rebalance delay, and the
@@ -69,26 +64,6 @@ def stickyd_broker_properties(url: str, timeout_ms: int = STICKYD_TIMEOUT_MS) ->
         "stickyd.timeout.ms": str(timeout_ms),
         "group.consumer.assignment.interval.ms": "100",
     }
-
-
-LOG4J2 = """\
-status = error
-appender.file.type = File
-appender.file.name = file
-appender.file.fileName = {log}
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = warn
-rootLogger.appenderRef.file.ref = file
-logger.raft.name = kafka.server.KafkaRaftServer
-logger.raft.level = info
-logger.stickyd.name = io.stickyd
-logger.stickyd.level = info
-"""
-
-
-def kafka_jars_built() -> bool:
-    return PLUGIN_JAR.is_file() and any(KAFKA_LIBS.glob("kafka_2.13-*.jar"))
 
 
 @dataclass(frozen=True)
@@ -136,43 +111,26 @@ def apache_kafka_broker(
         config = folder / "server.properties"
         config.write_text("".join(f"{key}={value}\n" for key, value in properties.items()))
         log = folder / "server.log"
-        log4j = folder / "log4j2.properties"
-        log4j.write_text(LOG4J2.format(log=log))
-        java = [
-            "java",
-            heap,
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
-            "-Xshare:auto",
-            f"-Dlog4j2.configurationFile={log4j}",
-            "-cp",
-            CLASSPATH,
-        ]
+        log4j = write_log4j2(folder, log, {"raft": "kafka.server.KafkaRaftServer"})
         # a cluster id may start with "-": passed as --cluster-id=ID so that it is not read as an option
         cluster_id = urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        storage_tool = ["kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(config)]
         formatted = subprocess.run(
-            [*java, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(config)],
-            capture_output=True,
-            text=True,
-            timeout=180,
+            java_command(*storage_tool, heap=heap, log4j=log4j), capture_output=True, text=True, timeout=180
         )
         if formatted.returncode != 0:
             raise RuntimeError(f"kafka-storage format failed: {formatted.stdout[-2000:]} {formatted.stderr[-2000:]}")
-        child_env = {**os.environ, **(env or {})}
-        with (folder / "stdout.log").open("w") as out:
-            child = subprocess.Popen(
-                [*java, "kafka.Kafka", str(config)],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                env=child_env,
-                start_new_session=True,
-            )
-            broker = ApacheKafka(bootstrap=f"127.0.0.1:{port}", pid=child.pid, log=log, properties=properties)
-            try:
-                _wait_started(broker, child, folder / "stdout.log", startup_s)
-                yield broker
-            finally:
-                _stop_group(child)
+        stdout = folder / "stdout.log"
+        child = start_java(
+            java_command("kafka.Kafka", str(config), heap=heap, log4j=log4j), stdout, env=env, own_group=True
+        )
+        broker = ApacheKafka(bootstrap=f"127.0.0.1:{port}", pid=child.pid, log=log, properties=properties)
+        try:
+            _wait_started(broker, child, stdout, startup_s)
+            yield broker
+        finally:
+            # SIGTERM to the broker's process group: a clean controlled shutdown
+            stop_java(child, grace_s=15.0)
 
 
 def _wait_started(broker: ApacheKafka, child: subprocess.Popen[bytes], stdout: Path, startup_s: float) -> None:
@@ -186,14 +144,3 @@ def _wait_started(broker: ApacheKafka, child: subprocess.Popen[bytes], stdout: P
             return
         time.sleep(0.1)
     raise RuntimeError(f"Kafka did not start within {startup_s:.0f} s: {broker.log_text()[-2000:]}")
-
-
-def _stop_group(child: subprocess.Popen[bytes], grace_s: float = 15.0) -> None:
-    """SIGTERM to the broker's process group (a clean controlled shutdown), SIGKILL after grace_s."""
-    with suppress(ProcessLookupError):
-        os.killpg(child.pid, signal.SIGTERM)
-    with suppress(subprocess.TimeoutExpired):
-        child.wait(timeout=grace_s)
-    with suppress(ProcessLookupError):
-        os.killpg(child.pid, signal.SIGKILL)
-    child.wait()

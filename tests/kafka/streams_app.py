@@ -10,15 +10,13 @@ with a changelog and writes each new count to the output topic. Processing is at
 from __future__ import annotations
 
 import json
-import os
-import signal
 import struct
 import subprocess
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,25 +24,11 @@ from typing import Any
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.kafka.apache_kafka import KAFKA_LIBS, PLUGIN_JAR, PLUGIN_TARGET
+from tests.kafka.jvm import APP_CLASSPATH, java_command, kill_java, start_java, stop_java, write_log4j2
 
-APP_CLASSPATH = f"{KAFKA_LIBS}/*:{PLUGIN_JAR}:{PLUGIN_TARGET / 'test-classes'}"
 APP_CLASS = "io.stickyd.kafka.streams.app.CountApp"
 PARTITIONS = 6
 STATEFUL_SUBTOPOLOGY = "1"
-
-LOG4J2 = """\
-status = error
-appender.file.type = File
-appender.file.name = file
-appender.file.fileName = {log}
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = warn
-rootLogger.appenderRef.file.ref = file
-logger.stickyd.name = io.stickyd
-logger.stickyd.level = info
-"""
 
 # Rebalances in seconds instead of minutes: a short session (a killed instance is noticed after
 # 6 s), frequent commits, every store update in the changelog (no cache), a low acceptable lag
@@ -92,19 +76,11 @@ class Instance:
 
     def stop(self, grace_s: float = 20.0) -> None:
         """SIGTERM (KafkaStreams.close() in the shutdown hook), SIGKILL after grace_s."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=grace_s)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_java(self.process, grace_s)
 
     def kill(self) -> None:
         """SIGKILL: no close, no commit, no leave; the group notices after the session timeout."""
-        with suppress(ProcessLookupError):
-            os.kill(self.process.pid, signal.SIGKILL)
-        self.process.wait()
+        kill_java(self.process)
 
 
 @dataclass
@@ -138,8 +114,7 @@ class StreamsApp:
     def start(self, name: str, extra: dict[str, str] | None = None) -> Instance:
         folder = self.folder / name
         folder.mkdir(parents=True, exist_ok=True)
-        log4j = folder / "log4j2.properties"
-        log4j.write_text(LOG4J2.format(log=folder / "app.log"))
+        log4j = write_log4j2(folder, folder / "app.log")
         settings = {
             "name": name,
             "bootstrap": self.bootstrap,
@@ -154,19 +129,14 @@ class StreamsApp:
             **self.config,
             **(extra or {}),
         }
-        command = [
-            "java",
-            "-Xmx192m",
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
-            f"-Dlog4j2.configurationFile={log4j}",
-            "-cp",
-            APP_CLASSPATH,
+        command = java_command(
             APP_CLASS,
             *(f"{key}={value}" for key, value in settings.items()),
-        ]
-        with (folder / "stdout.log").open("ab") as out:
-            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+            heap="-Xmx192m",
+            log4j=log4j,
+            classpath=APP_CLASSPATH,
+        )
+        process = start_java(command, folder / "stdout.log")
         instance = Instance(name, folder, process)
         self.instances[name] = instance
         return instance

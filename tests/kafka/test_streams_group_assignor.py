@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 
 from cli.child_service import ServiceProcess, free_port
-from tests.kafka.streams_app import APP_CLASSPATH
+from tests.kafka.jvm import APP_CLASSPATH
 
 DRIVER = "io.stickyd.kafka.streams.app.GroupAssignorDriver"
 SUBTOPOLOGIES = [{"id": "0", "partitions": 6, "stateful": False}, {"id": "1", "partitions": 6, "stateful": True}]

@@ -1,0 +1,337 @@
+package io.stickyd.kafka.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Subscription;
+import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
+import org.apache.kafka.clients.consumer.StickyAssignor;
+import org.apache.kafka.clients.consumer.internals.AbstractStickyAssignor;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
+import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
+import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
+import org.apache.kafka.coordinator.group.assignor.RangeAssignor;
+import org.apache.kafka.coordinator.group.assignor.UniformAssignor;
+import org.apache.kafka.coordinator.group.modern.Assignment;
+import org.apache.kafka.coordinator.group.modern.GroupSpecImpl;
+import org.apache.kafka.coordinator.group.modern.MemberSubscriptionAndAssignmentImpl;
+
+/**
+ * The JVM side of {@code bench/kafka_assignors.py}: runs Kafka's own consumer assignors on a consumer
+ * problem in the contract's format (a file, as {@code bench/layouts.py} writes it) and prints, per
+ * assignor, its time and what its answer costs, as one JSON object:
+ * {@code {"sticky": {"time_ms": 812.5, "moves": 0, "min_load": 500, "max_load": 501, "unassigned": 0,
+ * "duplicated": 0}, ...}}.
+ *
+ * <ul>
+ *   <li>{@code sticky}: the client-side {@link StickyAssignor} (eager; previous owners travel in its
+ *       user data, made the way a consumer makes it: {@code onAssignment} then {@code subscriptionUserData});
+ *   <li>{@code cooperative-sticky}: the client-side {@link CooperativeStickyAssignor} (owned partitions and
+ *       generation in the subscription). Its first answer withholds partitions changing owner; the
+ *       follow-up rebalances the consumers then trigger are run too (up to 5, until nothing is withheld),
+ *       and the figures are those of the settled assignment ({@code withheld}: partitions left out by
+ *       the first answer; {@code follow_up_rebalances}, {@code follow_up_ms}: their number and time);
+ *   <li>{@code uniform}, {@code range}: the KIP-848 group coordinator's built-in assignors, given the
+ *       group as the coordinator holds it (current assignment per member, topic ids).
+ * </ul>
+ *
+ * Moves: partitions claimed by a current member (its {@code owned}) that end with another member, as
+ * stickyd counts them. Loads count every partition a member ends with. The input is built outside the
+ * timed call; {@code rounds} (third argument, default 1) runs each assignor that often on fresh inputs
+ * and reports the fastest.
+ */
+public final class ConsumerAssignorBench {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String GROUP = "bench";
+    private static final int MAX_FOLLOW_UPS = 5;
+
+    private final List<String> topics = new ArrayList<>();
+    private final Map<String, Integer> topicIndex = new HashMap<>();
+    private final int[] offsets;
+    private final List<String> members = new ArrayList<>();
+    private final List<List<String>> subscriptions = new ArrayList<>();
+    private final List<int[]> owned = new ArrayList<>();
+    private final int[] generations;
+    private final int[] claimant;
+
+    /** An assignor's answer as flat partition to member index (-1: nobody), and how many it gave twice. */
+    private record Answer(int[] owner, int duplicated) {
+    }
+
+    /** One timed call: the assignor's time alone and its answer. */
+    private record Run(double ms, Answer answer) {
+    }
+
+    ConsumerAssignorBench(JsonNode problem) {
+        List<Integer> counts = new ArrayList<>();
+        problem.get("topics").fields().forEachRemaining(e -> {
+            topicIndex.put(e.getKey(), topics.size());
+            topics.add(e.getKey());
+            counts.add(e.getValue().asInt());
+        });
+        offsets = new int[topics.size() + 1];
+        for (int t = 0; t < topics.size(); t++) {
+            offsets[t + 1] = offsets[t] + counts.get(t);
+        }
+        JsonNode list = problem.get("members");
+        generations = new int[list.size()];
+        claimant = new int[offsets[topics.size()]];
+        Arrays.fill(claimant, -1);
+        for (JsonNode member : list) {
+            int m = members.size();
+            members.add(member.get("id").asText());
+            List<String> subscribed = new ArrayList<>();
+            member.get("topics").forEach(t -> subscribed.add(t.asText()));
+            subscriptions.add(subscribed);
+            generations[m] = member.path("generation").asInt(-1);
+            List<Integer> flat = new ArrayList<>();
+            member.path("owned").fields().forEachRemaining(e -> e.getValue().forEach(p -> {
+                int f = offsets[topicIndex.get(e.getKey())] + p.asInt();
+                flat.add(f);
+                if (claimant[f] < 0) {
+                    claimant[f] = m;
+                }
+            }));
+            owned.add(flat.stream().mapToInt(Integer::intValue).toArray());
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        long started = System.nanoTime();
+        ConsumerAssignorBench bench = new ConsumerAssignorBench(JSON.readTree(Files.readAllBytes(Path.of(args[0]))));
+        int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 1;
+        ObjectNode out = JSON.createObjectNode();
+        out.put("read_ms", (System.nanoTime() - started) / 1e6);
+        for (String name : args[1].split(",")) {
+            ObjectNode node = out.putObject(name);
+            Answer answer = switch (name) {
+                case "sticky" -> bench.timed(node, rounds, () -> bench.clientSide(StickyAssignor::new, null, 0));
+                case "cooperative-sticky" -> bench.cooperative(node, rounds);
+                case "uniform" -> bench.timed(node, rounds, () -> bench.serverSide(new UniformAssignor()));
+                case "range" -> bench.timed(node, rounds, () -> bench.serverSide(new RangeAssignor()));
+                default -> throw new IllegalArgumentException("unknown assignor " + name);
+            };
+            bench.figures(answer, node);
+        }
+        System.out.println(JSON.writeValueAsString(out));
+    }
+
+    /** Runs `call` (which builds its input and times only the assignor) `rounds` times. */
+    private Answer timed(ObjectNode node, int rounds, Supplier<Run> call) {
+        double best = Double.MAX_VALUE;
+        Answer answer = null;
+        for (int r = 0; r < rounds; r++) {
+            Run run = call.get();
+            best = Math.min(best, run.ms());
+            answer = run.answer();
+        }
+        node.put("time_ms", best);
+        return answer;
+    }
+
+    private Answer cooperative(ObjectNode node, int rounds) {
+        Answer first = timed(node, rounds, () -> clientSide(CooperativeStickyAssignor::new, null, 0));
+        node.put("withheld", count(first.owner(), -1));
+        Answer settled = first;
+        double followUpMs = 0;
+        int followUps = 0;
+        while (count(settled.owner(), -1) > 0 && followUps < MAX_FOLLOW_UPS) {
+            Run next = clientSide(CooperativeStickyAssignor::new, settled.owner(), followUps);
+            followUpMs += next.ms();
+            followUps++;
+            settled = next.answer();
+        }
+        node.put("follow_up_rebalances", followUps);
+        node.put("follow_up_ms", followUpMs);
+        return settled;
+    }
+
+    // ---- the client-side assignors (classic protocol, run by the group leader) ----
+
+    /** `current` (flat partition to member) replaces the problem's owned partitions in follow-up `round`. */
+    private Run clientSide(Supplier<AbstractStickyAssignor> make, int[] current, int round) {
+        Map<String, List<PartitionInfo>> partitions = new HashMap<>();
+        for (int t = 0; t < topics.size(); t++) {
+            List<PartitionInfo> infos = new ArrayList<>();
+            for (int p = 0; p < offsets[t + 1] - offsets[t]; p++) {
+                infos.add(new PartitionInfo(topics.get(t), p, null, null, null));
+            }
+            partitions.put(topics.get(t), infos);
+        }
+        List<List<TopicPartition>> held = new ArrayList<>();
+        members.forEach(m -> held.add(new ArrayList<>()));
+        if (current == null) {
+            for (int m = 0; m < members.size(); m++) {
+                for (int f : owned.get(m)) {
+                    held.get(m).add(partition(f));
+                }
+            }
+        } else {
+            for (int f = 0; f < current.length; f++) {
+                if (current[f] >= 0) {
+                    held.get(current[f]).add(partition(f));
+                }
+            }
+        }
+        Map<String, Subscription> subs = new HashMap<>();
+        for (int m = 0; m < members.size(); m++) {
+            int generation = current == null ? generations[m] : Math.max(generations[m], 0) + 1 + round;
+            AbstractStickyAssignor consumerSide = make.get();
+            if (!held.get(m).isEmpty()) {
+                consumerSide.onAssignment(new ConsumerPartitionAssignor.Assignment(held.get(m)),
+                        new ConsumerGroupMetadata(GROUP, generation, members.get(m), Optional.empty()));
+            }
+            ByteBuffer userData = consumerSide.subscriptionUserData(new HashSet<>(subscriptions.get(m)));
+            subs.put(members.get(m), new Subscription(subscriptions.get(m), userData, held.get(m), generation,
+                    Optional.empty()));
+        }
+        AbstractStickyAssignor leader = make.get();
+        long started = System.nanoTime();
+        Map<String, List<TopicPartition>> result = leader.assignPartitions(partitions, subs);
+        double ms = (System.nanoTime() - started) / 1e6;
+        Map<String, Integer> memberIndex = memberIndex();
+        return new Run(ms, collect(result, memberIndex,
+                tps -> tps.stream().mapToInt(tp -> offsets[topicIndex.get(tp.topic())] + tp.partition()).toArray()));
+    }
+
+    // ---- the server-side assignors (KIP-848, run by the group coordinator) ----
+
+    private Run serverSide(ConsumerGroupPartitionAssignor assignor) {
+        Uuid[] ids = new Uuid[topics.size()];
+        Map<Uuid, Integer> counts = new HashMap<>();
+        Map<String, Uuid> idOf = new HashMap<>();
+        for (int t = 0; t < ids.length; t++) {
+            ids[t] = new Uuid(0x5717CDL, t + 1);
+            counts.put(ids[t], offsets[t + 1] - offsets[t]);
+            idOf.put(topics.get(t), ids[t]);
+        }
+        Map<String, MemberSubscriptionAndAssignmentImpl> specs = new HashMap<>();
+        Map<Uuid, Map<Integer, String>> inverted = new HashMap<>();
+        boolean homogeneous = true;
+        for (int m = 0; m < members.size(); m++) {
+            Set<Uuid> subscribed = new HashSet<>();
+            subscriptions.get(m).forEach(t -> subscribed.add(idOf.get(t)));
+            homogeneous &= new HashSet<>(subscriptions.get(m)).equals(new HashSet<>(subscriptions.get(0)));
+            Map<Uuid, Set<Integer>> assigned = new HashMap<>();
+            for (int f : owned.get(m)) {
+                if (claimant[f] == m) {
+                    int t = topicOf(f);
+                    assigned.computeIfAbsent(ids[t], k -> new HashSet<>()).add(f - offsets[t]);
+                    inverted.computeIfAbsent(ids[t], k -> new HashMap<>()).put(f - offsets[t], members.get(m));
+                }
+            }
+            specs.put(members.get(m), new MemberSubscriptionAndAssignmentImpl(Optional.empty(), Optional.empty(),
+                    subscribed, new Assignment(assigned)));
+        }
+        GroupSpecImpl spec = new GroupSpecImpl(specs,
+                homogeneous ? SubscriptionType.HOMOGENEOUS : SubscriptionType.HETEROGENEOUS, inverted);
+        SubscribedTopicDescriber describer = new SubscribedTopicDescriber() {
+            @Override
+            public int numPartitions(Uuid topicId) {
+                return counts.getOrDefault(topicId, -1);
+            }
+
+            @Override
+            public Set<String> racksForPartition(Uuid topicId, int partition) {
+                return Set.of();
+            }
+        };
+        long started = System.nanoTime();
+        GroupAssignment result = assignor.assign(spec, describer);
+        double ms = (System.nanoTime() - started) / 1e6;
+        Map<Uuid, Integer> topicOfId = new HashMap<>();
+        for (int t = 0; t < ids.length; t++) {
+            topicOfId.put(ids[t], t);
+        }
+        return new Run(ms, collect(result.members(), memberIndex(), member -> member.partitions().entrySet()
+                .stream()
+                .flatMapToInt(e -> e.getValue().stream().mapToInt(p -> offsets[topicOfId.get(e.getKey())] + p))
+                .toArray()));
+    }
+
+    // ---- figures, measured the same way for every assignor ----
+
+    private <T> Answer collect(Map<String, T> result, Map<String, Integer> memberIndex, Function<T, int[]> flat) {
+        int[] owner = new int[claimant.length];
+        Arrays.fill(owner, -1);
+        int duplicated = 0;
+        for (Map.Entry<String, T> entry : result.entrySet()) {
+            int m = memberIndex.get(entry.getKey());
+            for (int f : flat.apply(entry.getValue())) {
+                duplicated += owner[f] >= 0 ? 1 : 0;
+                owner[f] = m;
+            }
+        }
+        return new Answer(owner, duplicated);
+    }
+
+    void figures(Answer answer, ObjectNode node) {
+        int[] loads = new int[members.size()];
+        int moves = 0;
+        for (int f = 0; f < claimant.length; f++) {
+            int m = answer.owner()[f];
+            if (m >= 0) {
+                loads[m]++;
+            }
+            moves += claimant[f] >= 0 && m != claimant[f] ? 1 : 0;
+        }
+        node.put("moves", moves);
+        node.put("min_load", Arrays.stream(loads).min().orElse(0));
+        node.put("max_load", Arrays.stream(loads).max().orElse(0));
+        node.put("unassigned", count(answer.owner(), -1));
+        node.put("duplicated", answer.duplicated());
+    }
+
+    private static int count(int[] values, int value) {
+        int n = 0;
+        for (int v : values) {
+            n += v == value ? 1 : 0;
+        }
+        return n;
+    }
+
+    private Map<String, Integer> memberIndex() {
+        Map<String, Integer> index = new HashMap<>();
+        for (int m = 0; m < members.size(); m++) {
+            index.put(members.get(m), m);
+        }
+        return index;
+    }
+
+    private int topicOf(int flat) {
+        int t = Arrays.binarySearch(offsets, flat);
+        return t >= 0 ? nextTopic(t) : -t - 2;
+    }
+
+    /** With empty topics several offsets are equal: the topic a flat index at an offset belongs to. */
+    private int nextTopic(int t) {
+        while (offsets[t + 1] == offsets[t]) {
+            t++;
+        }
+        return t;
+    }
+
+    private TopicPartition partition(int flat) {
+        int t = topicOf(flat);
+        return new TopicPartition(topics.get(t), flat - offsets[t]);
+    }
+}
