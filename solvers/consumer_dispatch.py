@@ -13,6 +13,7 @@ from models.consumer_index import ConsumerIndex, index_consumer_problem
 from models.consumer_validation import unit_violations
 from models.errors import parse
 from solvers.budget import TimeBudget
+from solvers.collector import collector_paused
 from solvers.consumer_baselines import solve_range, solve_roundrobin
 from solvers.consumer_classes import build_classes
 from solvers.consumer_cpsat import solve_cpsat
@@ -48,6 +49,16 @@ def solve_consumer(
     the whole call; without one, the request's `time_limit_ms` counts from now. Raises
     models.ProblemError (naming the field) when the request does not fit the contract.
     """
+    with collector_paused():
+        return _solve_consumer(problem, default_time_limit_ms, fallback_reason, budget)
+
+
+def _solve_consumer(
+    problem: ConsumerProblem | dict[str, Any],
+    default_time_limit_ms: int,
+    fallback_reason: str | None,
+    budget: TimeBudget | None,
+) -> ConsumerSolution:
     started = time.monotonic()
     problem = parse(ConsumerProblem, problem)
     options = problem.options
