@@ -125,7 +125,7 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(Exception)
     async def crashed(request: Request, exc: Exception) -> JSONResponse:
         log.exception("request failed")
-        get_services(request).metrics.requests.labels(request.url.path, "-", "503").inc()
+        request.app.state.services.metrics.requests.labels(request.url.path, "-", "503").inc()
         return JSONResponse({"detail": f"the solver service failed ({type(exc).__name__}); try again"}, status_code=503)
 
 

@@ -81,6 +81,7 @@ class Services:
         )
 
 
-def get_services(request: Request) -> Services:
+async def get_services(request: Request) -> Services:
+    """Async, so that FastAPI does not hop to its thread pool to call it."""
     services: Services = request.app.state.services
     return services
