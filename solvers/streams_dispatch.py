@@ -16,6 +16,7 @@ from solvers.budget import TimeBudget
 from solvers.errors import SolverFailure, SolveTimeout
 from solvers.streams_baselines import solve_greedy, solve_sticky
 from solvers.streams_bound import StreamsBound, streams_bounds
+from solvers.streams_cpsat_bound import cpsat_certify
 from solvers.streams_flow import StreamsTarget, solve_streams_flows
 from solvers.streams_lp_bound import lp_proves
 from solvers.streams_result import StreamsOutcome, balance_excess, build_streams_solution, standby_moves
@@ -64,24 +65,31 @@ def _optimal_or_fallback(index: StreamsIndex, budget: TimeBudget) -> tuple[Strea
         if problems:
             raise SolverFailure(f"flow answer invalid: {problems[0]}")
         budget.check("the streams certificate")
-        proven, warnings = _certify(index, target, budget)
+        certified, proven, warnings = _certify(index, target, budget)
     except (SolveTimeout, SolverFailure) as reason:
         why = f"fell back to the sticky heuristic: {reason}"
     except Exception as error:  # noqa: BLE001 - any solver bug must still yield an answer
         log.exception("optimal streams solver crashed")
         why = f"fell back to the sticky heuristic: optimal solver failed ({type(error).__name__})"
     else:
-        return target, StreamsOutcome("optimal", "min-cost-flow", proven, False, warnings)
+        # the integer programme's target where it beat the flows'
+        solver = "min-cost-flow" if certified is target else "cp-sat"
+        return certified, StreamsOutcome("optimal", solver, proven, False, warnings)
     return solve_sticky(index), StreamsOutcome("optimal", "sticky", False, True, (why,))
 
 
-def _certify(index: StreamsIndex, target: StreamsTarget, budget: TimeBudget) -> tuple[bool, tuple[str, ...]]:
-    """Whether every level is proven: balance (no active or per-subtopology excess, the least
+def _certify(
+    index: StreamsIndex, target: StreamsTarget, budget: TimeBudget
+) -> tuple[StreamsTarget, bool, tuple[str, ...]]:
+    """The target (the integer programme's where it beats the flows'), and whether every level
+    is proven: balance (no active or per-subtopology excess, the least
     stateful excess), then kept actives, then standby moves. A balanced answer's active moves
     are minimal by the active flow (a relaxation of every balanced target) and with no standby
     moved it is optimal outright; otherwise the answer must meet the relaxations of
-    `streams_bounds`, each of which bounds a level only where it met every level above it.
-    Relaxations stop being tried when `budget` runs out (the answer then stays unproven)."""
+    `streams_bounds`, each of which bounds a level only where it met every level above it, or
+    the linear programme's, or the integer programme's on classes of tasks (which, where it
+    finds a better target, replaces the answer with it). Relaxations stop being tried when
+    `budget` runs out (the answer then stays unproven)."""
     excess = balance_excess(index, target)
     had = index.stateful & (index.prev_active >= 0)
     answer = StreamsBound(
@@ -97,7 +105,7 @@ def _certify(index: StreamsIndex, target: StreamsTarget, budget: TimeBudget) -> 
             "standby moves, not a proven level"
         )
     if answer.stateful_excess == 0 and answer.standby_moves == 0:
-        return True, tuple(warnings)
+        return target, True, tuple(warnings)
     bounds: list[StreamsBound] = []
     best = StreamsBound(-1, -1, -1)
     for bound in streams_bounds(index):
@@ -113,7 +121,16 @@ def _certify(index: StreamsIndex, target: StreamsTarget, budget: TimeBudget) -> 
     # where the flows fall short, the linear programme (levels the flows proved are only held)
     proven = (met + [False]).index(False)
     if proven == 3 or (not budget.expired() and lp_proves(index, answer, budget.left_s(), proven)):
-        return True, tuple(warnings)
+        return target, True, tuple(warnings)
+    # the integer programme on classes of tasks, where it is small enough
+    if excess["active"] + excess["subtopology"] == 0 and not budget.expired():
+        exact = StreamsBound(excess["stateful"], answer.kept_actives, answer.standby_moves)
+        verdict = cpsat_certify(index, target, exact, budget.left_s(), proven)
+        if verdict.better is not None and not target_violations(index, verdict.better.active, verdict.better.standby):
+            # (rack spread is not a level: the flows' tie-break is not redone here)
+            return verdict.better, True, tuple(warnings)
+        if verdict.proven and verdict.better is None:
+            return target, True, tuple(warnings)
     level = ("balance", "active moves", "standby moves")[met.index(False)]
     warnings.insert(
         0,
@@ -122,7 +139,7 @@ def _certify(index: StreamsIndex, target: StreamsTarget, budget: TimeBudget) -> 
         f"the lower bounds are {best.stateful_excess}, {int(had.sum()) - best.kept_actives} and "
         f"{best.standby_moves}",
     )
-    return False, tuple(warnings)
+    return target, False, tuple(warnings)
 
 
 def _tightest(bounds: list[StreamsBound]) -> StreamsBound:

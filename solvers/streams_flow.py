@@ -348,7 +348,7 @@ def _deal_largest_need_first(
     return None if heap else dealt
 
 
-def _deal_by_matching(
+def deal_by_matching(
     takes: list[tuple[int, int]], needs: dict[int, int], held: dict[int, list[int]]
 ) -> dict[int, list[int]] | None:
     """The exact dealing, when the greedy one gets stuck: a max flow from tasks (their missing
@@ -406,7 +406,7 @@ def _place_standbys(
             raise SolverFailure("some standby replicas were left unplaced")
         dealt = _deal_largest_need_first(takes, needs, held)
         if dealt is None:
-            dealt = _deal_by_matching(takes, needs, held)
+            dealt = deal_by_matching(takes, needs, held)
         if dealt is None:
             raise SolverFailure("standby counts could not be realised without duplicate replicas")
         for t, replicas in dealt.items():
