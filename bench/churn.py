@@ -1,7 +1,7 @@
-"""Consumer-group churn on a real broker (tansu): one scripted sequence (join, join, leave,
-kill, join, add partitions) on one topic, for StickydAssignor and kafka-python's Range, Sticky
-and CooperativeSticky assignors, reporting partitions moved per rebalance and how long each
-rebalance took to settle.
+"""Consumer-group churn on a real Apache Kafka broker with the classic rebalance protocol: one
+scripted sequence (join, join, leave, kill, join, partitions added) on one topic, for
+StickydAssignor and kafka-python's Range, Sticky and CooperativeSticky assignors, reporting
+partitions moved per rebalance and how long each rebalance took to settle.
 
     python -m bench.churn
 """
@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from kafka import KafkaAdminClient
-from kafka.admin import NewTopic
+from kafka.admin import NewPartitions, NewTopic
 from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
@@ -23,13 +23,12 @@ from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAs
 from bench.results import machine_line, write_section
 from cli.child_service import running_service
 from client.assignor import StickydAssignor
-from tests.kafka.broker import tansu_broker
+from tests.kafka.apache_kafka import apache_kafka_broker
 from tests.kafka.harness import Member
 
 START = 12
-STEPS = ["join", "join", "leave", "kill", "join"]
-"""The issue's sequence ends with "add partitions": tansu answers CreatePartitions with
-"not supported", so that step cannot run against this broker (README, Benchmarks)."""
+GROWN = 18
+STEPS = ["join", "join", "leave", "kill", "join", "partitions added"]
 
 
 def _factory(name: str, url: str) -> Any:
@@ -45,6 +44,7 @@ def churn(bootstrap: str, url: str, name: str, topic: str) -> list[tuple[str, in
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     admin.create_topics([NewTopic(topic, START, 1)])
     make = _factory(name, url)
+    count = START
     group = f"churn-{topic}"
     members = [Member(bootstrap, topic, group, "m0", make())]
     doomed = subprocess.Popen(
@@ -61,11 +61,14 @@ def churn(bootstrap: str, url: str, name: str, topic: str) -> list[tuple[str, in
                 members.append(Member(bootstrap, topic, group, f"m{i + 1}", make()))
             elif step == "leave":
                 members.pop(1).leave()
-            else:
+            elif step == "kill":
                 doomed.send_signal(signal.SIGKILL)
                 doomed.wait()
+            else:
+                admin.create_partitions({topic: NewPartitions(GROWN)})
+                count = GROWN
             # once the process member is dead, the members here must own every partition
-            settled = _settle(members, started, cover=START if doomed.poll() is not None else 0)
+            settled = _settle(members, started, cover=count if doomed.poll() is not None else 0)
             moved = sum(len(before[m.name] - m.owned()) for m in members if m.name in before)
             results.append((step, moved, settled))
     finally:
@@ -101,7 +104,8 @@ def main() -> None:
     rows = []
     header = "| assignor | " + " | ".join(STEPS) + " | total moved |\n|---|" + "---:|" * (len(STEPS) + 1)
     print(header, flush=True)
-    with tansu_broker() as bootstrap, running_service({"STICKYD_WORKERS": "1"}) as service:
+    with apache_kafka_broker() as broker, running_service({"STICKYD_WORKERS": "1"}) as service:
+        bootstrap = broker.bootstrap
         for i, name in enumerate(["stickyd", "range", "sticky", "cooperative-sticky"]):
             steps = churn(bootstrap, service.url, name, f"churn-{i}")
             cells = " | ".join(f"{moved} moved, {secs:.1f} s" for _, moved, secs in steps)
@@ -114,9 +118,10 @@ def main() -> None:
             [
                 machine_line(),
                 "",
-                "tansu on 127.0.0.1, one topic of 12 partitions, kafka-python 3.x",
-                "consumers with session_timeout_ms=2000. Start: two members (one of them in a process that",
-                "`kill` SIGKILLs).",
+                f"Apache Kafka 4.3 (one KRaft node on 127.0.0.1, classic protocol), one topic of {START} partitions",
+                f"({GROWN} after `partitions added`), kafka-python 3.x consumers with session_timeout_ms=2000 and",
+                "poll(timeout_ms=5000) (README: kafka-python's leader and metadata rejoins). Start: two members",
+                "(one of them in a process that `kill` SIGKILLs).",
                 "`moved`: partitions taken from a member that is still in the group; seconds: from the event until",
                 "ownership last changed (quiet for 2 s after; the kill includes the session timeout).",
                 "",

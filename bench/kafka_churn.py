@@ -1,8 +1,10 @@
 """Consumer-group churn on a real Apache Kafka 4.3 broker with the KIP-848 consumer protocol: the
 server-side assignors `stickyd` (the plug-in, asking a real `stickyd serve`), `uniform` and `range`
-through one scripted sequence (join, join, leave, join, partitions added) on one topic, reporting
-partitions moved per step and seconds until the coordinator and every member agree on a stable
-assignment. Needs `mvn -f plugins/kafka/pom.xml package`.
+through one scripted sequence (join, join, leave, kill, join, partitions added) on one topic,
+reporting partitions moved per step and seconds until the coordinator and every member agree on a
+stable assignment. The member that is killed (SIGKILL: no leave) runs in its own process
+(`tests.kafka.consumer_process`); it joined at the second step. Needs `mvn -f plugins/kafka/pom.xml
+package`.
 
     python -m bench.kafka_churn
 """
@@ -16,12 +18,15 @@ from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 from bench.results import machine_line, write_section
 from cli.child_service import running_service
 from tests.kafka.apache_kafka import apache_kafka_broker, stickyd_broker_properties
+from tests.kafka.consumer_process import MemberProcess
 from tests.kafka.consumer_protocol import TP, Member, settle
 from tests.kafka.switchboard import Switchboard
 
 START = 12
 GROWN = 18
-STEPS = ["join", "join", "leave", "join", "partitions added"]
+STEPS = ["join", "join", "leave", "kill", "join", "partitions added"]
+KILLED = 1
+"""The member joining at this step is the one killed later."""
 
 
 def churn(bootstrap: str, admin: AdminClient, assignor: str) -> list[tuple[str, int, float]]:
@@ -35,7 +40,7 @@ def churn(bootstrap: str, admin: AdminClient, assignor: str) -> list[tuple[str, 
     def everyone_has_some(now: dict[str, frozenset[TP]]) -> bool:
         return all(now.values())
 
-    members = [Member(bootstrap, topic, f"m{i}", [topic], assignor) for i in range(2)]
+    members: list[Member | MemberProcess] = [Member(bootstrap, topic, f"m{i}", [topic], assignor) for i in range(2)]
     settle(members, partitions(), admin, topic, everyone_has_some, timeout_s=60)
     results = []
     try:
@@ -43,9 +48,14 @@ def churn(bootstrap: str, admin: AdminClient, assignor: str) -> list[tuple[str, 
             before = {m.name: m.owned for m in members}
             started = time.monotonic()
             if step == "join":
-                members.append(Member(bootstrap, topic, f"j{i}", [topic], assignor))
+                kind = MemberProcess if i == KILLED else Member
+                members.append(kind(bootstrap, topic, f"j{i}", [topic], assignor))
             elif step == "leave":
                 members.pop(0).leave()
+            elif step == "kill":
+                doomed = next(m for m in members if isinstance(m, MemberProcess))
+                members.remove(doomed)
+                doomed.kill()
             else:
                 admin.create_partitions([NewPartitions(topic, GROWN)])[topic].result(timeout=30)
                 count = GROWN
@@ -89,7 +99,9 @@ def main() -> None:
                 f"confluent-kafka members (group.protocol=consumer); one topic, {START} partitions, {GROWN} after",
                 "`partitions added`; two members at the start. `moved`: partitions taken from a member still in the",
                 "group; seconds: from the event until the coordinator's description and every member agree, all",
-                f"partitions owned, every member owning some, quiet 0.6 s. stickyd outages logged: {fallbacks}.",
+                "partitions owned, every member owning some, quiet 0.6 s. `kill`: SIGKILL of the member that",
+                "joined second (its own process), noticed by the coordinator after the session timeout",
+                f"(group.consumer.session.timeout.ms 6000). stickyd outages logged: {fallbacks}.",
                 "",
                 header,
                 *rows,

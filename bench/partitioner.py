@@ -1,4 +1,4 @@
-"""Producer partitioners on a real broker (tansu): kafka-python's default, its KIP-480
+"""Producer partitioners on a real Apache Kafka broker: kafka-python's default, its KIP-480
 StickyPartitioner, and stickyd's UniformStickyPartitioner, side by side, plus the KAFKA-10888
 simulation.
 
@@ -24,6 +24,7 @@ from client.partitioner import UniformStickyPartitioner
 
 PARTITIONS = 12
 BURST = 50
+RECORD_BYTES = 100
 
 
 def run(bootstrap: str, topic: str, partitioner: Any, records: int) -> dict[str, Any]:
@@ -34,7 +35,7 @@ def run(bootstrap: str, topic: str, partitioner: Any, records: int) -> dict[str,
     admin.close()
     producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=0, partitioner=partitioner)
     acked: Counter[int] = Counter()
-    value = b"v" * 100
+    value = b"v" * RECORD_BYTES
     started = time.perf_counter()
     for burst in range(0, records, BURST):
         futures = [producer.send(topic, value=value) for _ in range(min(BURST, records - burst))]
@@ -69,7 +70,7 @@ PEERS = {
 
 
 def main() -> None:
-    from tests.kafka.broker import tansu_broker
+    from tests.kafka.apache_kafka import apache_kafka_broker
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -81,7 +82,8 @@ def main() -> None:
     )
     print(header, flush=True)
     rows = []
-    with tansu_broker() as bootstrap:
+    with apache_kafka_broker() as broker:
+        bootstrap = broker.bootstrap
         for i, (name, cls) in enumerate(PEERS.items()):
             r = run(bootstrap, f"bench-{i}", cls(), records)
             line = (
@@ -96,7 +98,8 @@ def main() -> None:
             [
                 machine_line(),
                 "",
-                f"{records:,} null-key records of 100 bytes to a {PARTITIONS}-partition topic on tansu (127.0.0.1),",
+                f"{records:,} null-key records of {RECORD_BYTES} bytes to a {PARTITIONS}-partition topic on",
+                "Apache Kafka 4.3 (one KRaft node on 127.0.0.1),",
                 f"linger_ms=0, bursts of {BURST} with flush() after each. Records per batch = batch-size-avg /",
                 "(byte-rate / record-send-rate) from kafka-python's metrics; counts from the broker's",
                 "acknowledgements.",

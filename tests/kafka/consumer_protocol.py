@@ -8,14 +8,38 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
-from typing import Any
+from typing import Any, Protocol
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 TP = tuple[str, int]
+
+
+class Owning(Protocol):
+    """A member as `settle` sees it: its client id and what it owns now."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def owned(self) -> frozenset[TP]: ...
+
+
+def member_config(bootstrap: str, group: str, name: str, assignor: str) -> dict[str, Any]:
+    """A KIP-848 member's configuration: the server-side `assignor`, metadata refreshed every second."""
+    return {
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "client.id": name,
+        "group.protocol": "consumer",
+        "group.remote.assignor": assignor,
+        "auto.offset.reset": "earliest",
+        "auto.commit.interval.ms": 200,
+        "topic.metadata.refresh.interval.ms": 1000,
+    }
 
 
 class Member:
@@ -29,14 +53,7 @@ class Member:
         self._stop = threading.Event()
         self.consumer = Consumer(
             {
-                "bootstrap.servers": bootstrap,
-                "group.id": group,
-                "client.id": name,
-                "group.protocol": "consumer",
-                "group.remote.assignor": assignor,
-                "auto.offset.reset": "earliest",
-                "auto.commit.interval.ms": 200,
-                "topic.metadata.refresh.interval.ms": 1000,
+                **member_config(bootstrap, group, name, assignor),
                 "statistics.interval.ms": 500,
                 "stats_cb": self._on_stats,
             }
@@ -120,12 +137,12 @@ class Feeder:
         self._producer.flush(30)
 
 
-def snapshot(members: Iterable[Member]) -> dict[str, frozenset[TP]]:
+def snapshot(members: Iterable[Owning]) -> dict[str, frozenset[TP]]:
     return {m.name: m.owned for m in members}
 
 
 def settle(
-    members: list[Member],
+    members: Sequence[Owning],
     partitions: set[TP],
     admin: AdminClient,
     group: str,

@@ -18,6 +18,14 @@ SESSION = {
     "metadata_max_age_ms": 1000,
 }
 
+# Longer than a whole rebalance (JoinGroup, the leader's assignor with its 1 s HTTP timeout and
+# fallback, SyncGroup). kafka-python 3.0.12 finishes a join only inside the poll() that started it
+# when the leader rejoined for a metadata change (partitions added): its need_rejoin() turns False
+# as soon as the leader has assigned (it lacks KAFKA-9815's rejoin flag), so a join that outlived
+# its poll() is never completed, the leader stops heartbeating, is dropped after the session
+# timeout and never rejoins (README).
+POLL_TIMEOUT_MS = 5000
+
 
 class Member(ConsumerRebalanceListener):
     def __init__(self, bootstrap: str, topic: str, group: str, name: str, assignor: Any) -> None:
@@ -60,7 +68,7 @@ class Member(ConsumerRebalanceListener):
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            for records in self.consumer.poll(timeout_ms=50).values():
+            for records in self.consumer.poll(timeout_ms=POLL_TIMEOUT_MS).values():
                 for record in records:
                     self.consumed[record.key.decode()] += 1
 

@@ -1,4 +1,5 @@
-"""StickydAssignor on a real Kafka-protocol broker (tansu) with a real `stickyd serve`."""
+"""StickydAssignor (kafka-python, classic rebalance protocol) on the session's real Apache Kafka
+broker (`apache_kafka` fixture) with a real `stickyd serve`."""
 
 from __future__ import annotations
 
@@ -8,25 +9,24 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 from kafka import KafkaAdminClient
-from kafka.admin import NewTopic
+from kafka.admin import NewPartitions, NewTopic
 
-from cli.child_service import ServiceProcess, running_service
+from cli.child_service import ServiceProcess
 from client.assignor import CooperativeStickydAssignor, StickydAssignor
-from tests.kafka.broker import tansu_broker
+from tests.kafka.apache_kafka import ApacheKafka
 from tests.kafka.harness import Member, balanced, produce, wait_until
+from tests.kafka.switchboard import Switchboard
 
 PARTITIONS = 12
 _names = itertools.count()
 
 
 @pytest.fixture(scope="module")
-def broker() -> Iterator[str]:
-    with tansu_broker() as bootstrap:
-        yield bootstrap
+def broker(apache_kafka: ApacheKafka) -> str:
+    return apache_kafka.bootstrap
 
 
 @pytest.fixture
@@ -81,6 +81,25 @@ def test_leave_kill_and_join_move_only_what_they_must(broker: str, topic: str, s
         )
         duplicates = sum(sum(m.consumed.values()) for m in members + [leaving]) - len(keys)
         assert duplicates >= 0  # at-least-once: duplicates are allowed (and reported by the sum)
+    finally:
+        _close(members)
+
+
+def test_partitions_added_are_spread_without_moving_old_ones(broker: str, topic: str, service: ServiceProcess) -> None:
+    """12 partitions grow to 18: the leader notices the new partitions in its metadata and rejoins
+    (the classic protocol's only trigger for it); each member keeps its 6 and takes 3 new ones."""
+    members = _group(broker, topic, service.url, 2)
+    try:
+        wait_until(lambda: balanced(members, PARTITIONS), what="6/6")
+        before = {m.name: m.owned() for m in members}
+        admin = KafkaAdminClient(bootstrap_servers=broker)
+        admin.create_partitions({topic: NewPartitions(PARTITIONS + 6)})
+        admin.close()
+        wait_until(lambda: balanced(members, PARTITIONS + 6), what="9/9 after partitions were added")
+        for m in members:
+            assert before[m.name] <= m.owned()
+            assert len(m.owned() - before[m.name]) == 3
+            assert min(m.owned() - before[m.name]) >= PARTITIONS
     finally:
         _close(members)
 
@@ -145,17 +164,16 @@ def test_cooperative_never_owns_a_partition_twice(broker: str, topic: str, servi
     assert newcomer_events and all(kind == "assigned" for _, kind, _ in newcomer_events)
 
 
-def test_rebalance_completes_when_the_service_is_gone(broker: str, topic: str) -> None:
-    with running_service({"STICKYD_WORKERS": "1"}) as own:
-        members = _group(broker, topic, own.url, 2)
-        try:
-            wait_until(lambda: balanced(members, PARTITIONS), what="6/6 with the service")
-        except BaseException:
-            _close(members)
-            raise
-    # the service is stopped now; a third member joins
+def test_rebalance_completes_when_the_service_is_gone(broker: str, topic: str, service: ServiceProcess) -> None:
+    """The members reach stickyd through a relay; with the relay resetting every connection (a
+    stopped service) a third member's join still completes through the in-process fallback."""
+    relay = Switchboard()
+    relay.forward(service.url)
+    members = _group(broker, topic, relay.url, 2)
     try:
-        members.append(Member(broker, topic, f"group-{topic}", "m2", StickydAssignor(url=own.url)))
+        wait_until(lambda: balanced(members, PARTITIONS), what="6/6 with the service")
+        relay.reset()
+        members.append(Member(broker, topic, f"group-{topic}", "m2", StickydAssignor(url=relay.url)))
         wait_until(
             lambda: balanced(members, PARTITIONS) and all(m.owned() for m in members),
             what="4/4/4 through the in-process fallback",
@@ -163,3 +181,4 @@ def test_rebalance_completes_when_the_service_is_gone(broker: str, topic: str) -
         assert sum(m.assignor.fallbacks for m in members) >= 1
     finally:
         _close(members)
+        relay.close()
