@@ -13,7 +13,10 @@ if TYPE_CHECKING:  # the service's client and models load when a command runs, n
     from client.http import StickydClient
     from models.groups import GroupState
 
-groups_app = typer.Typer(help="The groups a running stickyd service remembers (/v1/groups).", no_args_is_help=True)
+groups_app = typer.Typer(
+    help="The groups a running stickyd service remembers (/v1/groups); a token in STICKYD_TOKEN when it requires one.",
+    no_args_is_help=True,
+)
 
 Url = Annotated[str, typer.Option("--url", envvar="STICKYD_URL", help="the service's base URL")]
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -27,6 +30,7 @@ def _fail(message: str, code: int = 2) -> NoReturn:
 def _client(url: str) -> StickydClient:
     from client.http import StickydClient
 
+    # the token comes from STICKYD_TOKEN only, so it never shows in a process listing
     return StickydClient(url, timeout=30, retries=2)
 
 

@@ -14,6 +14,7 @@ from rich.console import Console
 from cli.groups import groups_app
 from cli.pipeline import pipeline_app
 from cli.snapshot import snapshot
+from cli.tokens import tokens_app
 
 if TYPE_CHECKING:
     from cli.demo import DemoExample
@@ -25,6 +26,7 @@ solve_app = typer.Typer(help="Solve one problem in the contract's JSON format.",
 app.add_typer(solve_app, name="solve")
 app.add_typer(pipeline_app, name="pipeline")
 app.add_typer(groups_app, name="groups")
+app.add_typer(tokens_app, name="tokens")
 app.command()(snapshot)
 
 

@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from models import ConsumerProblem, ConsumerSolution
 from models.streams import StreamsProblem, StreamsSolution
 from service.answering import answer
+from service.auth import add_authentication, current_tenant
 from service.groups import groups
 from service.offline_docs import add_offline_docs
 from service.services import Services, get_services
@@ -30,11 +31,12 @@ EXAMPLES = Path(__file__).parent / "examples"
 
 ServicesDep = Annotated[Services, Depends(get_services)]
 
-assign = APIRouter(prefix="/v1/assign", tags=["assign"])
+assign = APIRouter(prefix="/v1/assign", tags=["assign"], dependencies=[Depends(current_tenant)])
 ops = APIRouter(tags=["operations"])
 
 
 ASSIGN_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"description": "authentication is on and the request has no live bearer token"},
     408: {"description": "the body did not arrive within STICKYD_BODY_TIMEOUT_S"},
     413: {"description": "over the server's size limits; `detail` names the field and the setting"},
     415: {"description": "the body is not declared `application/json`"},
@@ -105,6 +107,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     add_offline_docs(app)
+    add_authentication(app, settings)
     app.include_router(assign)
     app.include_router(ops)
     app.include_router(groups)

@@ -36,6 +36,8 @@ class Settings(BaseSettings):
     """on SIGTERM, requests in flight get this long to finish; then their solves are stopped."""
     body_timeout_s: float = Field(30.0, gt=0)
     """a request body must arrive completely within this many seconds of its headers, else 408."""
+    auth: Literal["required", "off"] | None = None
+    """bearer tokens required (`required`) or not (`off`); unset: required unless host is loopback."""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     data_dir: Path = Path("./stickyd-data")
     """where the embedded SQLite database lives when no database_url is set."""

@@ -31,6 +31,8 @@ OPTIMAL_SHARE = 0.8
 """Part of the time limit the optimal solver may use; the rest is kept for the fallback."""
 ANSWER_S_PER_PARTITION = 4e-7
 """time kept, per partition, to build the answer after any solver (and for the quick fill)."""
+ANSWER_S_FIXED = 0.015
+"""time kept whatever the size, for the quick fill and the answer after a heuristic that ran out."""
 STICKY_S_PER_UNIT = 6e-6
 """what the KIP-54 heuristic costs per unit at most (1M units: about 6 s on a 2-core machine)."""
 
@@ -98,12 +100,13 @@ def _fallback(index: ConsumerIndex, budget: TimeBudget, why: str, strategy: str)
     answer), else the quick fill: valid by construction and linear in the units."""
     partitions = sum(index.topics.values())
     units = sum(g.units for g in index.groups)
-    answer_s = ANSWER_S_PER_PARTITION * partitions
+    # kept back: the quick fill and the answer, should the heuristic run out
+    reserve_s = ANSWER_S_FIXED + 2 * ANSWER_S_PER_PARTITION * partitions
     said = (why,) if why else ()
     late = "the KIP-54 heuristic would not finish within the time limit"
-    if budget.left_s() - 2 * answer_s > STICKY_S_PER_UNIT * units:
+    if budget.left_s() - reserve_s > STICKY_S_PER_UNIT * units:
         try:
-            owners = solve_sticky(index, TimeBudget(budget.deadline - 2 * answer_s))
+            owners = solve_sticky(index, TimeBudget(budget.deadline - reserve_s))
             return owners, Outcome(strategy, "kip54-sticky", False, True, said)
         except SolveTimeout:
             late = "the KIP-54 heuristic ran out of the time limit"
