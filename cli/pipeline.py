@@ -194,6 +194,7 @@ def plan(
         f"{summary.solved} groups planned, {summary.rejected} rows rejected (see {out / 'errors'}), "
         f"{summary.wall_s:.1f} s, {summary.rows_per_s:.1f} rows/s; report {summary.report}"
     )
+    _rejected(summary.first_rejected, summary.rejected)
 
 
 @pipeline_app.command()
@@ -233,3 +234,11 @@ def replay(
     finally:
         session.stop()
     _say(f"{summary.traces} traces, {summary.steps} rebalances, {summary.rejected} rejected; report {summary.report}")
+    _rejected(summary.first_rejected, summary.rejected)
+
+
+def _rejected(first: tuple[str, ...], count: int) -> None:
+    for line in first:
+        _say(f"  rejected {line}")
+    if count > len(first):
+        _say(f"  ... and {count - len(first)} more in errors/")

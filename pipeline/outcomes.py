@@ -45,6 +45,15 @@ class Split:
     def release(self) -> None:
         self.results.unpersist()
 
+    def first_rejected(self, key: str, unit: str = "line", count: int = 3) -> tuple[str, ...]:
+        """The first rejected rows in one line each: `line 26 (no group_id): group_id: required ...`."""
+        head = self.errors.head(count)
+        return tuple(
+            f"{unit} {int(r['row'])} ({r[key] if isinstance(r[key], str) and r[key] else f'no {key}'}): "
+            f"{r['error_field']}: {r['error_reason']}"
+            for r in head.to_dict("records")
+        )
+
 
 def split_results(results: DataFrame, out: Path, key: Sequence[str]) -> Split:
     """Count the records, write the rejected rows to `out/errors` (JSON lines, by row number), and

@@ -59,6 +59,8 @@ class PlanSummary:
     rejected: int
     wall_s: float
     report: Path
+    first_rejected: tuple[str, ...] = ()
+    """The first few rejected rows, one line each, by line number (all of them are in errors/)."""
 
     @property
     def rows_per_s(self) -> float:
@@ -110,7 +112,8 @@ def plan(
         "plan.png",
     )
     say(f"wrote {report}")
-    return PlanSummary(split.total, len(stats_local), len(split.errors), wall, report)
+    first = split.first_rejected("group_id", unit)
+    return PlanSummary(split.total, len(stats_local), len(split.errors), wall, report, first)
 
 
 def _solve(spark: SparkSession, rows: DataFrame, options: PlanOptions, say: Callable[[str], None]) -> DataFrame:

@@ -42,6 +42,7 @@ class ReplaySummary:
     rejected: int
     wall_s: float
     report: Path
+    first_rejected: tuple[str, ...] = ()
 
 
 def replay_frames(frames: Iterator[pd.DataFrame], strategies: tuple[str, ...], limit: int) -> Iterator[pd.DataFrame]:
@@ -86,7 +87,7 @@ def replay(
         replay_sections(local, errors_local), cumulative_moves_chart(local, strategies), "replay.png",
     )  # fmt: skip
     say(f"wrote {report}")
-    return ReplaySummary(traces, len(local), len(errors_local), wall, report)
+    return ReplaySummary(traces, len(local), len(errors_local), wall, report, split.first_rejected("trace_id"))
 
 
 def replay_sections(steps: pd.DataFrame, errors: pd.DataFrame) -> list[Section]:

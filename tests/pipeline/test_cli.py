@@ -32,6 +32,7 @@ def test_generate_plan_replay_end_to_end(tmp_path: Path) -> None:
                   "--metrics", str(tmp_path / "metrics.parquet"), "--master", "local[2]")  # fmt: skip
     assert planned.returncode == 0, planned.stderr
     assert "25 groups planned, 1 rows rejected" in planned.stderr
+    assert "rejected line 26 (no group_id): group_id: required: a non-empty string" in planned.stderr
     lines = planned.stderr.splitlines()
     assert all(re.match(r"\d\d:\d\d:\d\d ", line) for line in lines), planned.stderr
     for noise in ("WARN", "NativeCodeLoader", "loopback address", "[Stage", "\r", "log4j"):

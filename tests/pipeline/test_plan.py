@@ -117,6 +117,11 @@ def test_service_mode_gives_the_same_answers(
                     batch_size=8, report_format="html"),
     )  # fmt: skip
     assert (summary.solved, summary.rejected) == (47, 5)
+    assert summary.first_rejected == (
+        "line 6 (dup): problem.members[1].id: duplicate member id 'x' (also members[0])",
+        "line 7 (no group_id): row: not valid JSON (Expecting value at column 1)",
+        "line 8 (no group_id): group_id: required: a non-empty string",
+    )
     stats, assignments, errors = read_outputs(spark, tmp_path)
     want_stats, want_assignments, want_errors = read_outputs(spark, in_process)
     pd.testing.assert_frame_equal(sorted_frame(stats, ["group_id"]), sorted_frame(want_stats, ["group_id"]))
