@@ -48,9 +48,12 @@ def consumer_limit(problem: ConsumerProblem, solution: ConsumerSolution) -> str:
     else:
         busiest = max(loads, key=lambda m: (loads[m], m))
         topics = sorted(set(next(m.topics for m in problem.members if m.id == busiest)))
-        sharing = sum(1 for m in problem.members if set(m.topics) & set(topics))
-        reason += f" ({busiest}'s topics {', '.join(topics[:3])}{'...' if len(topics) > 3 else ''}"
-        reason += f" are read by {sharing} member(s))"
+        named = f"{', '.join(topics[:3])}{'...' if len(topics) > 3 else ''}"
+        others = [loads[m.id] for m in problem.members if m.id != busiest and set(m.topics) & set(topics)]
+        if others:  # in a proven optimum nobody else who reads them could take one of its partitions
+            reason += f" (every other reader of {busiest}'s topics {named} has {min(others)} or more)"
+        else:
+            reason += f" ({busiest} is the only reader of its topics {named})"
     if joins and not reason.startswith("proven optimal: co-partitioned"):
         reason += "; co-partitioned topics move as one unit"
     if problem.options.max_imbalance > 0:

@@ -23,6 +23,12 @@ class Settings(BaseSettings):
     """a request's time_limit_ms is capped to this."""
     max_partitions: int = Field(2_000_000, ge=1)
     max_members: int = Field(20_000, ge=1)
+    max_subscriptions: int = Field(2_000_000, ge=1)
+    """consumer: member x subscribed topic pairs, summed over members (more gets 413)."""
+    max_task_replicas: int = Field(1_000_000, ge=1)
+    """Streams: tasks plus, per stateful task, its standby replicas (more gets 413)."""
+    max_subtopology_clients: int = Field(1_000_000, ge=1)
+    """Streams: subtopologies x clients (more gets 413)."""
     max_body_bytes: int = Field(64 * 1024 * 1024, ge=1024)
     fallback_workers: int = Field(1, ge=1, le=64)
     """processes that answer requests whose solve overran (the heuristic fallback: KIP-54 or the quick fill)."""

@@ -31,6 +31,18 @@ def test_a_member_that_subscribes_to_little_is_named_as_the_limit() -> None:
     )
 
 
+def test_the_busiest_members_topics_and_their_other_readers_are_named() -> None:
+    """`a` (10 partitions) is read by x and y, `b` (1) by z and w: loads 5, 5, 1, 0; nobody with
+    less than 5 reads `a`, so nothing can move off the busiest member."""
+    problem = {
+        "topics": {"a": 10, "b": 1},
+        "members": [{"id": i, "topics": [t]} for i, t in (("x", "a"), ("y", "a"), ("z", "b"), ("w", "b"))],
+    }
+    assert _limit(problem) == (
+        "proven optimal: subscriptions allow no better (every other reader of y's topics a has 5 or more)"
+    )
+
+
 def test_co_partitioned_units_are_named_when_they_set_the_spread() -> None:
     """Two 2-topic units for three members: someone gets none, others get a whole unit of 2."""
     problem = {
