@@ -50,8 +50,8 @@ ASSIGN_ERRORS: dict[int | str, dict[str, Any]] = {
     summary="Assign a consumer group's partitions (contract section 1)",
     responses=ASSIGN_ERRORS,
 )
-async def assign_consumer(request: Request, services: ServicesDep) -> Response:
-    return await answer("consumer", request, services)
+async def assign_consumer(request: Request) -> Response:
+    return await answer("consumer", request, request.app.state.services)
 
 
 @assign.post(
@@ -60,8 +60,8 @@ async def assign_consumer(request: Request, services: ServicesDep) -> Response:
     summary="Assign a Kafka Streams application's tasks (contract section 2)",
     responses=ASSIGN_ERRORS,
 )
-async def assign_streams(request: Request, services: ServicesDep) -> Response:
-    return await answer("streams", request, services)
+async def assign_streams(request: Request) -> Response:
+    return await answer("streams", request, request.app.state.services)
 
 
 @ops.get("/v1/health", summary="Liveness, and readiness of the solver pool")
@@ -102,6 +102,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
+        # the service's metrics are Prometheus (/metrics); FastAPI's own OpenTelemetry hooks would
+        # look up their providers on every request
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     add_offline_docs(app)
     add_authentication(app, settings)
