@@ -128,8 +128,9 @@ def cases(partitions: int) -> list[tuple[str, str, str]]:
 class Report:
     """The tables, rewritten into RESULTS.md after every row so that a long run leaves its rows."""
 
-    def __init__(self, note: str) -> None:
+    def __init__(self, note: str, section: str = "Consumer groups") -> None:
         self.note = note
+        self.section = section
         self.load_before = os.getloadavg()
         self.rows: list[str] = []
         self.fallback_rows: list[str] = []
@@ -187,7 +188,7 @@ class Report:
             "",
             "**Misses**: " + ("; ".join(self.misses) if self.misses else "none."),
         ]
-        write_section("Consumer groups", "\n".join(body))
+        write_section(self.section, "\n".join(body))
 
 
 def _row(size: str, case: tuple[str, str, str]) -> str:
@@ -274,9 +275,10 @@ def main() -> None:
     parser.add_argument("--sizes", default=",".join(f"{p}x{m}" for p, m in SIZES), help="e.g. 10000x1000")
     parser.add_argument("--no-peer", action="store_true", help="skip kafka-python")
     parser.add_argument("--note", default="", help="what else ran on the machine")
+    parser.add_argument("--section", default="Consumer groups", help="the RESULTS.md section to write")
     args = parser.parse_args()
     sizes = [tuple(int(x) for x in s.split("x")) for s in args.sizes.split(",")]
-    report = Report(args.note)
+    report = Report(args.note, args.section)
     env = {"STICKYD_WORKERS": "1", "STICKYD_MAX_TIME_LIMIT_MS": "600000", "STICKYD_LOG_LEVEL": "warning"}
     with running_service(env) as service, httpx.Client(base_url=service.url, timeout=600) as client:
         for partitions, members in sizes:

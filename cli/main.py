@@ -110,6 +110,7 @@ def serve(
     import uvicorn
 
     from service.app import create_app
+    from service.header_timeout import header_timeout_protocol
     from service.settings import Settings
 
     overrides: dict[str, Any] = {"host": host, "port": port, "workers": workers}
@@ -125,6 +126,7 @@ def serve(
         port=settings.port,
         log_level=settings.log_level,
         access_log=False,
+        http=header_timeout_protocol(settings.header_timeout_s),
         timeout_graceful_shutdown=settings.shutdown_grace_s,  # type: ignore[arg-type]  # a float works
     )
 

@@ -40,6 +40,8 @@ class Settings(BaseSettings):
     """a solver process above this resident size after a job is replaced by a fresh one."""
     shutdown_grace_s: float = Field(10.0, ge=0)
     """on SIGTERM, requests in flight get this long to finish; then their solves are stopped."""
+    header_timeout_s: float = Field(10.0, gt=0)
+    """a connection whose request headers are not complete this long after it opened is closed."""
     body_timeout_s: float = Field(30.0, gt=0)
     """a request body must arrive completely within this many seconds of its headers, else 408."""
     auth: Literal["required", "off"] | None = None
