@@ -22,13 +22,16 @@ import java.util.concurrent.TimeoutException;
  * <p>Settings: {@code stickyd.url} and {@code stickyd.timeout.ms} from the given configuration (a
  * broker's properties or a Streams application's config), else the environment variables
  * {@code STICKYD_URL} and {@code STICKYD_TIMEOUT_MS}, else {@link #DEFAULT_URL} and
- * {@link #DEFAULT_TIMEOUT_MS}.
+ * {@link #DEFAULT_TIMEOUT_MS}. {@code stickyd.token} (else {@code STICKYD_TOKEN}), when set, is sent
+ * as {@code Authorization: Bearer ...}: a service that requires tokens answers 401 without it.
  */
 public final class StickydHttpClient {
     public static final String URL_CONFIG = "stickyd.url";
     public static final String TIMEOUT_MS_CONFIG = "stickyd.timeout.ms";
     public static final String URL_ENV = "STICKYD_URL";
     public static final String TIMEOUT_MS_ENV = "STICKYD_TIMEOUT_MS";
+    public static final String TOKEN_CONFIG = "stickyd.token";
+    public static final String TOKEN_ENV = "STICKYD_TOKEN";
     public static final String DEFAULT_URL = "http://127.0.0.1:8000";
     public static final int DEFAULT_TIMEOUT_MS = 1000;
 
@@ -36,14 +39,21 @@ public final class StickydHttpClient {
 
     private final URI base;
     private final int timeoutMs;
+    private final String token;
     private final HttpClient http;
 
     public StickydHttpClient(String url, int timeoutMs) {
+        this(url, timeoutMs, null);
+    }
+
+    /** {@code token} may be null or blank: then no Authorization header is sent. */
+    public StickydHttpClient(String url, int timeoutMs, String token) {
         if (timeoutMs <= 0) {
             throw new IllegalArgumentException(TIMEOUT_MS_CONFIG + " must be positive, got " + timeoutMs);
         }
         this.base = URI.create(url.endsWith("/") ? url : url + "/");
         this.timeoutMs = timeoutMs;
+        this.token = token == null || token.isBlank() ? null : token.trim();
         this.http = HttpClient.newBuilder()
             .version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofMillis(timeoutMs))
@@ -54,8 +64,9 @@ public final class StickydHttpClient {
     public static StickydHttpClient fromConfig(Map<String, ?> configs, Map<String, String> env) {
         String url = setting(configs, URL_CONFIG, env, URL_ENV, DEFAULT_URL);
         String timeout = setting(configs, TIMEOUT_MS_CONFIG, env, TIMEOUT_MS_ENV, String.valueOf(DEFAULT_TIMEOUT_MS));
+        String token = setting(configs, TOKEN_CONFIG, env, TOKEN_ENV, null);
         try {
-            return new StickydHttpClient(url, Integer.parseInt(timeout.trim()));
+            return new StickydHttpClient(url, Integer.parseInt(timeout.trim()), token);
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException(TIMEOUT_MS_CONFIG + " is not an integer: " + timeout, e);
         }
@@ -94,11 +105,14 @@ public final class StickydHttpClient {
      */
     public JsonNode post(String path, JsonNode body) throws IOException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        HttpRequest request = HttpRequest.newBuilder(base.resolve(path))
+        HttpRequest.Builder builder = HttpRequest.newBuilder(base.resolve(path))
             .timeout(Duration.ofMillis(timeoutMs))
             .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body)))
-            .build();
+            .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body)));
+        if (token != null) {
+            builder.header("Authorization", "Bearer " + token);
+        }
+        HttpRequest request = builder.build();
         CompletableFuture<HttpResponse<byte[]>> exchange = http.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray());
         HttpResponse<byte[]> response;
         try {
