@@ -28,10 +28,6 @@ UNARY_STEPS_LIMIT = 200_000
 beyond, as products (small model, weaker bounds)."""
 
 
-LOAD_RANGE_SOLVES_LIMIT = 200
-"""The per-member load ranges of the balanced optimum are worked out (one small solve per type
-of members and load) up to this many solves."""
-
 LOAD_COUNTS_LIMIT = 20_000
 """The load-count model (one integer per type of interchangeable members and load) is used up
 to this many integers; beyond (many types with wide loads), one integer per (group, member)."""
@@ -86,29 +82,52 @@ def _squares(index: ConsumerIndex, owners: list[np.ndarray]) -> int:
 def load_ranges(index: ConsumerIndex, deadline: float, least: int) -> np.ndarray | None:
     """Per member, the [lowest, highest] load it carries in any assignment with the least sum
     of squares `least` (shape (members, 2); members that take nothing: [0, 0]), from the
-    load-count model: per type of interchangeable members and load, whether some balanced
-    assignment has a member of that type at that load. None when the model is too large."""
+    load-count model: per type of interchangeable members, whether some balanced assignment has
+    a member of that type below (above) the lowest (highest) load seen so far, until none has.
+    None when the model is too large or the work would take more than a quarter of the time left."""
     weights = {group.weight for group in index.groups if group.units and group.eligible}
     types = list(_types(index).items())
     window = _load_window(index, solve_sticky(index, TimeBudget(deadline)), dict(types))
-    if not weights <= {1, 2} or len(types) * (window[1] - window[0] + 1) > LOAD_RANGE_SOLVES_LIMIT:
+    if not weights <= {1, 2} or len(types) * (window[1] - window[0] + 1) > LOAD_COUNTS_LIMIT:
         return None
-    model, _, counts, squares = _load_count_model(index, deadline, window)
+    stop = time.monotonic() + (deadline - time.monotonic()) / 4
+    model, _, counts, squares = _load_count_model(index, stop, window)
     model.add(squares == least)
+    seen: dict[int, list[int]] = {}
+
+    def solve(objective: cp_model.LinearExprT) -> int:
+        model.clear_objective()
+        model.maximize(objective)
+        try:
+            solver = _solve(model, stop)
+        except SolveTimeout:
+            raise _RangesTooSlow from None
+        for (t, load), count in counts.items():
+            if solver.value(count) > 0:
+                low, high = seen.get(t, [load, load])
+                seen[t] = [min(low, load), max(high, load)]
+        return int(round(solver.objective_value))
+
+    try:
+        solve(0)
+        for t in range(len(types)):
+            if t not in seen:
+                return None
+            # the lowest load: while some balanced assignment has a lower one, look again
+            while solve(sum(v for (tt, load), v in counts.items() if tt == t and load < seen[t][0])) > 0:
+                pass
+            while solve(sum(v for (tt, load), v in counts.items() if tt == t and load > seen[t][1])) > 0:
+                pass
+    except _RangesTooSlow:
+        return None
     ranges = np.zeros((index.member_count, 2), dtype=np.int64)
     for t, (_, members) in enumerate(types):
-        possible = []
-        for (tt, load), count in counts.items():
-            if tt != t:
-                continue
-            model.clear_objective()
-            model.maximize(count)
-            if int(_solve(model, deadline).objective_value) > 0:
-                possible.append(load)
-        if not possible:
-            return None
-        ranges[members] = (min(possible), max(possible))
+        ranges[members] = seen[t]
     return ranges
+
+
+class _RangesTooSlow(Exception):
+    pass
 
 
 def _load_window(
