@@ -3,6 +3,10 @@
 #
 #   docker build -t stickyd .                                   # the service (the default, last stage)
 #   docker build --target pipeline -t stickyd-pipeline .        # + Java 17 and pyspark for `stickyd pipeline`
+#
+# The service listens on all interfaces, so it requires bearer tokens (STICKYD_AUTH=required).
+# Create the first one inside the running container (same database settings as its `serve`):
+#   docker exec CONTAINER stickyd tokens create --tenant NAME      # prints the token alone
 
 FROM python:3.11-slim AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
@@ -51,7 +55,8 @@ FROM python:3.11-slim AS service
 ENV PATH=/opt/stickyd/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     STICKYD_HOST=0.0.0.0 \
-    STICKYD_PORT=8000
+    STICKYD_PORT=8000 \
+    STICKYD_AUTH=required
 RUN useradd --create-home --uid 10001 stickyd
 COPY --from=build /opt/stickyd /opt/stickyd
 USER 10001

@@ -36,8 +36,11 @@ class ServiceProcess:
 
 
 @contextmanager
-def running_service(env: dict[str, str] | None = None, startup_s: float = 60.0) -> Iterator[ServiceProcess]:
-    """A `stickyd serve` child on a free loopback port, answering /v1/health ready."""
+def running_service(
+    env: dict[str, str] | None = None, startup_s: float = 60.0, cwd: str | None = None
+) -> Iterator[ServiceProcess]:
+    """A `stickyd serve` child on a free loopback port, answering /v1/health ready. `cwd` runs the
+    packages of another source tree (`python -m` imports from its working directory first)."""
     port = free_port()
     child_env = {**os.environ, "STICKYD_HOST": "127.0.0.1", "STICKYD_PORT": str(port), **(env or {})}
     url = f"http://127.0.0.1:{port}"
@@ -49,7 +52,7 @@ def running_service(env: dict[str, str] | None = None, startup_s: float = 60.0) 
     ):
         child_env.setdefault("STICKYD_DATA_DIR", data)
         child = subprocess.Popen(
-            [sys.executable, "-m", "cli", "serve"], env=child_env, stdout=log, stderr=subprocess.STDOUT
+            [sys.executable, "-m", "cli", "serve"], env=child_env, stdout=log, stderr=subprocess.STDOUT, cwd=cwd
         )
         try:
             _wait_ready(url, child, startup_s, log)

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import datetime
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
-import httpx
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from cli.tables import ranges
-from client.http import StickydClient, StickydError
-from models.groups import GroupState
+if TYPE_CHECKING:  # the service's client and models load when a command runs, not for `--help`
+    from client.http import StickydClient
+    from models.groups import GroupState
 
-groups_app = typer.Typer(help="The groups a running stickyd service remembers (/v1/groups).", no_args_is_help=True)
+groups_app = typer.Typer(
+    help="The groups a running stickyd service remembers (/v1/groups); a token in STICKYD_TOKEN when it requires one.",
+    no_args_is_help=True,
+)
 
 Url = Annotated[str, typer.Option("--url", envvar="STICKYD_URL", help="the service's base URL")]
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -26,11 +28,18 @@ def _fail(message: str, code: int = 2) -> NoReturn:
 
 
 def _client(url: str) -> StickydClient:
+    from client.http import StickydClient
+
+    # the token comes from STICKYD_TOKEN only, so it never shows in a process listing
     return StickydClient(url, timeout=30, retries=2)
 
 
 def _call(url: str, action: Any) -> Any:
     """Run `action(client)`; one line and exit 2 for a refusal, 1 when the service is unreachable."""
+    import httpx
+
+    from client.http import StickydError
+
     try:
         with _client(url) as client:
             return action(client)
@@ -46,6 +55,8 @@ def _when(epoch: float) -> str:
 
 def _owned(owned: dict[str, Any]) -> str:
     """Partitions per topic, or a Streams client's active/standby/warm-up tasks."""
+    from cli.tables import ranges
+
     if "active" in owned:
         roles = [("active", owned["active"])] + [(r, owned.get(r, [])) for r in ("standby", "warmup") if owned.get(r)]
         return "  ".join(f"{role}: {', '.join(tasks) or '-'}" for role, tasks in roles)

@@ -6,34 +6,37 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 
-from cli.demo import DemoExample
 from cli.groups import groups_app
 from cli.pipeline import pipeline_app
 from cli.snapshot import snapshot
-from cli.tables import print_consumer_table, print_streams_table
-from models import ConsumerProblem, ConsumerSolution, ProblemError, parse
-from models.streams import StreamsProblem, StreamsSolution
-from solvers import solve_consumer, solve_streams
+from cli.tokens import tokens_app
+
+if TYPE_CHECKING:
+    from cli.demo import DemoExample
+    from models import ConsumerSolution
+    from models.streams import StreamsSolution
 
 app = typer.Typer(help="stickyd: provably balanced, minimally moving Kafka assignments.", no_args_is_help=True)
 solve_app = typer.Typer(help="Solve one problem in the contract's JSON format.", no_args_is_help=True)
 app.add_typer(solve_app, name="solve")
 app.add_typer(pipeline_app, name="pipeline")
 app.add_typer(groups_app, name="groups")
+app.add_typer(tokens_app, name="tokens")
 app.command()(snapshot)
 
 
 def _read(file: str) -> Any:
     text = sys.stdin.read() if file == "-" else _read_file(file)
+    source = "standard input" if file == "-" else file
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        _fail(f"body: not valid JSON ({error.msg} at line {error.lineno} column {error.colno})")
+        _fail(f"{source}: not valid JSON ({error.msg} at line {error.lineno} column {error.colno})")
 
 
 def _read_file(file: str) -> str:
@@ -54,6 +57,10 @@ def solve_consumer_command(
     table: Annotated[bool, typer.Option(help="print a table instead of the JSON response")] = False,
 ) -> None:
     """Assign a consumer group's partitions (contract section 1)."""
+    from cli.tables import print_consumer_table
+    from models import ConsumerProblem, ProblemError, parse
+    from solvers import solve_consumer
+
     try:
         problem = parse(ConsumerProblem, _read(file))
         solution = solve_consumer(problem)
@@ -71,6 +78,11 @@ def solve_streams_command(
     table: Annotated[bool, typer.Option(help="print a table instead of the JSON response")] = False,
 ) -> None:
     """Assign a Kafka Streams application's tasks (contract section 2)."""
+    from cli.tables import print_streams_table
+    from models import ProblemError, parse
+    from models.streams import StreamsProblem
+    from solvers import solve_streams
+
     try:
         streams_problem = parse(StreamsProblem, _read(file))
         solution = solve_streams(streams_problem)
@@ -84,14 +96,21 @@ def solve_streams_command(
 
 @app.command()
 def serve(
-    host: Annotated[str | None, typer.Option(help="address to listen on [env STICKYD_HOST; 127.0.0.1]")] = None,
-    port: Annotated[int | None, typer.Option(help="port [env STICKYD_PORT; 8000]")] = None,
-    workers: Annotated[int | None, typer.Option(help="solver processes [env STICKYD_WORKERS; cores]")] = None,
+    host: Annotated[
+        str | None, typer.Option(help="address to listen on", envvar="STICKYD_HOST", show_default="127.0.0.1")
+    ] = None,
+    port: Annotated[int | None, typer.Option(help="port", envvar="STICKYD_PORT", show_default="8000")] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(help="solver processes", envvar="STICKYD_WORKERS", show_default="the machine's cores"),
+    ] = None,
 ) -> None:
-    """Serve the v1 HTTP API (settings from STICKYD_* environment variables)."""
+    """Serve the v1 HTTP API. Every other setting comes from its STICKYD_* environment variable
+    (README, "The HTTP service"): time limits, request bounds, the group store, shutdown grace."""
     import uvicorn
 
     from service.app import create_app
+    from service.header_timeout import header_timeout_protocol
     from service.settings import Settings
 
     overrides: dict[str, Any] = {"host": host, "port": port, "workers": workers}
@@ -107,6 +126,7 @@ def serve(
         port=settings.port,
         log_level=settings.log_level,
         access_log=False,
+        http=header_timeout_protocol(settings.header_timeout_s),
         timeout_graceful_shutdown=settings.shutdown_grace_s,  # type: ignore[arg-type]  # a float works
     )
 
@@ -119,6 +139,7 @@ def demo(
     (embedded in the package) with the Python client, and print each answer as a before -> after
     table under one line saying what the example shows; stop the service."""
     from cli.demo import run_demo
+    from solvers import solve_consumer, solve_streams
 
     console = Console()
     if in_process:
@@ -142,4 +163,4 @@ def _title(example: DemoExample) -> str:
 
 
 def main() -> None:
-    app()
+    app(prog_name="stickyd")

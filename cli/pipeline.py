@@ -6,10 +6,11 @@ import importlib.util
 import time
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 pipeline_app = typer.Typer(
     help="Fleet-wide planning and churn replay on Spark (local mode or spark-submit).", no_args_is_help=True
@@ -42,17 +43,81 @@ def _say(message: str) -> None:
     console.print(f"[dim]{time.strftime('%H:%M:%S')}[/dim] {message}")
 
 
-def _need_spark(*inputs: tuple[str, str | None]) -> None:
-    """Refuse before a JVM starts: pyspark missing, or an input that is not there."""
+def _need_spark() -> None:
+    """Refuse before a JVM starts: pyspark missing."""
     if importlib.util.find_spec("pyspark") is None:
         _fail("the pipeline needs pyspark: pip install 'stickyd[pipeline]' (and Java 17)")
-    for name, path in inputs:
-        if path is not None and "://" not in path and not Path(path).exists():
-            _fail(f"{name}: {path}: no such file or directory")
+
+
+class SparkLogLevel(StrEnum):
+    OFF = "OFF"
+    FATAL = "FATAL"
+    ERROR = "ERROR"
+    WARN = "WARN"
+    INFO = "INFO"
+    DEBUG = "DEBUG"
 
 
 Master = Annotated[str, typer.Option(help="Spark master; 'submit' keeps what spark-submit set")]
 TimeLimit = Annotated[int, typer.Option(min=1, help="per group, where its problem sets none")]
+LogLevel = Annotated[SparkLogLevel, typer.Option(help="level of Spark's own log", case_sensitive=False)]
+LogFile = Annotated[
+    str | None,
+    typer.Option(
+        help="where the JVM's output goes (Spark's log and warnings); '-' for the terminal",
+        show_default="OUT/spark.log",
+    ),
+]
+
+
+def _start_spark(master: str, level: SparkLogLevel, log: str | None, out: Path) -> Any:
+    """Java there, then the session (the JVM's output to `log`, by default OUT/spark.log)."""
+    from pipeline.preflight import InputError, check_java
+    from pipeline.spark import spark_session
+
+    try:
+        check_java()
+    except InputError as error:
+        _fail(str(error))
+    log_file = None if log == "-" else Path(log) if log else out / "spark.log"
+    with console.status("starting Spark"):
+        try:
+            session = spark_session(None if master == "submit" else master, log_level=level.value, log_file=log_file)
+        except Exception as error:  # no JVM, a bad master URL
+            where = f" (see {log_file})" if log_file else ""
+            _fail(f"Spark did not start: {_first_line(error)}{where}")
+    _say(f"Spark {session.version} on {session.sparkContext.master}" + (f", its log in {log_file}" if log_file else ""))
+    return session
+
+
+class _TaskBar:
+    """Spark's task counts as a rich progress bar below stickyd's own lines on a terminal; in a log
+    file or pipe, one line at most every `QUIET_S` seconds (Spark's own bar is off)."""
+
+    QUIET_S = 10.0
+
+    def __init__(self) -> None:
+        self.bar = Progress(
+            TextColumn("[dim]spark tasks[/dim]"), BarColumn(), MofNCompleteColumn(), console=console, transient=True
+        )
+        self.task = self.bar.add_task("tasks", total=None)
+        self.said_at = time.monotonic()
+
+    def __call__(self, done: int, total: int) -> None:
+        if console.is_terminal:
+            self.bar.update(self.task, completed=done, total=total)
+        elif time.monotonic() - self.said_at >= self.QUIET_S:
+            self.said_at = time.monotonic()
+            _say(f"  spark tasks {done}/{total}")
+
+    def __enter__(self) -> _TaskBar:
+        if console.is_terminal:
+            self.bar.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if console.is_terminal:  # stopping a bar never started prints an empty line
+            self.bar.stop()
 
 
 @pipeline_app.command()
@@ -94,26 +159,32 @@ def plan(
     service: Annotated[str | None, typer.Option(help="solve through this stickyd service from the driver")] = None,
     master: Master = "local[*]",
     time_limit_ms: TimeLimit = 2000,
-    input_format: Annotated[InputFormat, typer.Option("--format")] = InputFormat.auto,
+    input_format: Annotated[InputFormat, typer.Option("--format", help="the snapshot's format")] = InputFormat.auto,
     report: Annotated[ReportFormat, typer.Option(help="report as Markdown (+ PNG) or one HTML file")] = ReportFormat.md,
     concurrency: Annotated[int, typer.Option(min=1, help="--service: requests in flight")] = 4,
     batch_size: Annotated[int, typer.Option(min=1, help="--service: rows per batch")] = 64,
+    spark_log_level: LogLevel = SparkLogLevel.ERROR,
+    spark_log: LogFile = None,
 ) -> None:
     """Solve every group of a fleet snapshot; write assignments, stats, errors and a report."""
-    _need_spark(("snapshot", snapshot), ("--metrics", metrics))
-    from pipeline.inputs import InputError
+    _need_spark()
+    from pipeline.preflight import InputError, check_plan_inputs
+
+    try:  # before Spark starts: a wrong input is refused in about a second
+        check_plan_inputs(snapshot, input_format.value, metrics, service)
+    except InputError as error:
+        _fail(str(error))
+    session = _start_spark(master, spark_log_level, spark_log, out)
     from pipeline.plan import PlanOptions
     from pipeline.plan import plan as run_plan
-    from pipeline.solving import ServiceUnavailable
-    from pipeline.spark import spark_session
 
     options = PlanOptions(
         snapshot, out, metrics, service, time_limit_ms, input_format.value, report.value, concurrency, batch_size
     )
-    session = spark_session(None if master == "submit" else master)
     try:
-        summary = run_plan(session, options, say=_say)
-    except (InputError, ServiceUnavailable, ValueError) as error:
+        with _TaskBar() as bar:
+            summary = run_plan(session, options, say=_say, progress=bar)
+    except (InputError, ValueError) as error:
         _fail(str(error))
     except Exception as error:  # Spark's own failures (unreadable Parquet, a lost executor): one line
         _fail(f"plan failed: {_first_line(error)}")
@@ -121,8 +192,9 @@ def plan(
         session.stop()
     _say(
         f"{summary.solved} groups planned, {summary.rejected} rows rejected (see {out / 'errors'}), "
-        f"{summary.wall_s:.1f} s, {summary.rows_per_s:.0f} rows/s; report {summary.report}"
+        f"{summary.wall_s:.1f} s, {summary.rows_per_s:.1f} rows/s; report {summary.report}"
     )
+    _rejected(summary.first_rejected, summary.rejected)
 
 
 @pipeline_app.command()
@@ -133,22 +205,28 @@ def replay(
     master: Master = "local[*]",
     time_limit_ms: TimeLimit = 2000,
     report: Annotated[ReportFormat, typer.Option(help="report as Markdown (+ PNG) or one HTML file")] = ReportFormat.md,
+    spark_log_level: LogLevel = SparkLogLevel.ERROR,
+    spark_log: LogFile = None,
 ) -> None:
     """Replay churn traces with every strategy; report moves, balance and time per event type."""
-    _need_spark(("traces", traces))
+    _need_spark()
+    from pipeline.preflight import TRACE_COLUMNS, InputError, check_rows_input
     from pipeline.replay_core import STRATEGIES
 
     if unknown := [s for s in strategy or () if s not in STRATEGIES]:
         _fail(f"--strategy: unknown {', '.join(unknown)} (choose from {', '.join(STRATEGIES)})")
-    from pipeline.inputs import InputError
+    try:
+        check_rows_input(traces, "jsonl", "traces", TRACE_COLUMNS)
+    except InputError as error:
+        _fail(str(error))
+    session = _start_spark(master, spark_log_level, spark_log, out)
     from pipeline.replay import ReplayOptions
     from pipeline.replay import replay as run_replay
-    from pipeline.spark import spark_session
 
     options = ReplayOptions(traces, out, tuple(strategy or STRATEGIES), time_limit_ms, "jsonl", report.value)
-    session = spark_session(None if master == "submit" else master)
     try:
-        summary = run_replay(session, options, say=_say)
+        with _TaskBar() as bar:
+            summary = run_replay(session, options, say=_say, progress=bar)
     except (InputError, ValueError) as error:
         _fail(str(error))
     except Exception as error:  # Spark's own failures: one line, not a Java stack trace
@@ -156,3 +234,11 @@ def replay(
     finally:
         session.stop()
     _say(f"{summary.traces} traces, {summary.steps} rebalances, {summary.rejected} rejected; report {summary.report}")
+    _rejected(summary.first_rejected, summary.rejected)
+
+
+def _rejected(first: tuple[str, ...], count: int) -> None:
+    for line in first:
+        _say(f"  rejected {line}")
+    if count > len(first):
+        _say(f"  ... and {count - len(first)} more in errors/")

@@ -6,6 +6,7 @@ Connection failures are retried with exponential backoff (tenacity); an HTTP err
 
 from __future__ import annotations
 
+import os
 from typing import Any
 from urllib.parse import quote
 
@@ -104,11 +105,19 @@ def _group_body(
     return body
 
 
-class StickydClient:
-    """`StickydClient("http://127.0.0.1:8000", timeout=5).assign_consumer(problem)`."""
+def _auth_headers(token: str | None) -> dict[str, str]:
+    """`Authorization: Bearer` with `token`, else with STICKYD_TOKEN from the environment, if any."""
+    token = token or os.environ.get("STICKYD_TOKEN")
+    return {"Authorization": f"Bearer {token}"} if token else {}
 
-    def __init__(self, base_url: str, timeout: float = 10.0, retries: int = 3) -> None:
-        self._http = httpx.Client(base_url=base_url, timeout=timeout)
+
+class StickydClient:
+    """`StickydClient("http://127.0.0.1:8000", timeout=5).assign_consumer(problem)`; `token` (a
+    `stickyd tokens create` token; default: STICKYD_TOKEN in the environment) is sent as
+    `Authorization: Bearer`, for a service that requires tokens."""
+
+    def __init__(self, base_url: str, timeout: float = 10.0, retries: int = 3, token: str | None = None) -> None:
+        self._http = httpx.Client(base_url=base_url, timeout=timeout, headers=_auth_headers(token))
         self._retries = retries
 
     def assign_consumer(self, problem: ConsumerProblem | dict[str, Any]) -> ConsumerSolution:
@@ -177,8 +186,8 @@ class StickydClient:
 class AsyncStickydClient:
     """The same over `httpx.AsyncClient`: `await client.assign_consumer(problem)`."""
 
-    def __init__(self, base_url: str, timeout: float = 10.0, retries: int = 3) -> None:
-        self._http = httpx.AsyncClient(base_url=base_url, timeout=timeout)
+    def __init__(self, base_url: str, timeout: float = 10.0, retries: int = 3, token: str | None = None) -> None:
+        self._http = httpx.AsyncClient(base_url=base_url, timeout=timeout, headers=_auth_headers(token))
         self._retries = retries
 
     async def assign_consumer(self, problem: ConsumerProblem | dict[str, Any]) -> ConsumerSolution:

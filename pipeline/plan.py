@@ -1,10 +1,13 @@
 """`stickyd pipeline plan`: solve every group of a fleet snapshot and report on the fleet.
 
 Outputs, under `--out`:
-    assignments/   Parquet: group, member, topic, partition, role
-    stats/         Parquet: one row per solved group (moves, balance, solver, optimal, fallback, time)
-    errors/        JSON lines: every rejected row with its number, group, field, reason and raw text
-    member_traffic/ Parquet (with --metrics): each member's partitions, rates and share of bytes/s
+    assignments/   Parquet: group_id, member, topic, partition, role
+    stats/         Parquet: one row per solved group (moves, balance, solver, optimal, fallback, time,
+                   limited_by: what keeps it from a proven, balanced optimum, in words)
+    errors/        JSON lines: every rejected row with its line number, group_id, field, reason and raw text
+    member_traffic/ Parquet (with --metrics): group_id, member, partitions, rates and share of bytes/s
+
+The group is `group_id` in every output (Kafka's own name for it).
     report.md + plan.png, or report.html
 """
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,13 +25,15 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pipeline.inputs import read_metrics, read_rows
+from pipeline.outcomes import split_results
+from pipeline.preflight import FLEET_COLUMNS, check_plan_inputs, input_format
 from pipeline.report import fleet_chart, plan_sections, write_report
 from pipeline.rows import RESULT_SCHEMA
 from pipeline.solving import RESULT_FIELDS, solve_frames, solve_over_http
-from pipeline.spark import parallelism, to_pandas
-from pipeline.traffic import check_metrics, member_traffic, partition_rates
+from pipeline.spark import TaskProgress, parallelism, to_pandas, watching_tasks
+from pipeline.traffic import member_traffic, partition_rates
 
-FLEET_COLUMNS = ("group_id", "kind", "problem")
+__all__ = ["FLEET_COLUMNS", "PlanOptions", "PlanSummary", "plan"]
 DEFAULT_TIME_LIMIT_MS = 2_000
 """Per group, where its problem sets none: the service's default, so both modes agree."""
 
@@ -53,58 +59,61 @@ class PlanSummary:
     rejected: int
     wall_s: float
     report: Path
+    first_rejected: tuple[str, ...] = ()
+    """The first few rejected rows, one line each, by line number (all of them are in errors/)."""
 
     @property
     def rows_per_s(self) -> float:
         return self.rows / self.wall_s if self.wall_s > 0 else 0.0
 
 
-def plan(spark: SparkSession, options: PlanOptions, say: Callable[[str], None] = lambda _: None) -> PlanSummary:
-    """Solve the snapshot's groups (executors, or the driver over HTTP) and write every output."""
+def plan(
+    spark: SparkSession,
+    options: PlanOptions,
+    say: Callable[[str], None] = lambda _: None,
+    progress: TaskProgress | None = None,
+) -> PlanSummary:
+    """Solve the snapshot's groups (executors, or the driver over HTTP) and write every output.
+
+    `progress` gets Spark's task counts while the job runs (the CLI draws them)."""
     started = time.monotonic()
-    metrics = None
-    if options.metrics is not None:  # checked before any solving: a bad metrics file fails fast
-        metrics = read_metrics(spark, options.metrics)
-        check_metrics(metrics)
-    rows = read_rows(spark, options.snapshot, options.input_format, FLEET_COLUMNS)
-    results = _solve(spark, rows, options, say).persist()
-    total = results.count()
-    solved_at = time.monotonic()
-    say(f"solved {total} rows in {solved_at - started:.1f} s")
-    options.out.mkdir(parents=True, exist_ok=True)
-    ok = results.filter(F.col("ok"))
-    stats = ok.drop("ok", "error_field", "error_reason", "raw", "assignment")
-    assignments = ok.select(F.col("group_id").alias("group"), F.explode("assignment").alias("a")).select(
-        "group", "a.member", "a.topic", "a.partition", "a.role"
-    )
-    errors = results.filter(~F.col("ok")).select("row", "group_id", "kind", "error_field", "error_reason", "raw")
-    target = str(options.out)
-    stats.write.mode("overwrite").parquet(f"{target}/stats")
-    assignments.write.mode("overwrite").parquet(f"{target}/assignments")
-    errors.orderBy("row").coalesce(1).write.mode("overwrite").json(f"{target}/errors")
-    traffic = None
-    if metrics is not None:
-        say("aggregating traffic metrics")
-        rates = partition_rates(metrics)
-        traffic_frame = member_traffic(spark.read.parquet(f"{target}/assignments"), stats, rates)
-        traffic_frame.write.mode("overwrite").parquet(f"{target}/member_traffic")
-        traffic = to_pandas(spark.read.parquet(f"{target}/member_traffic"))
-    stats_local = to_pandas(stats)
-    errors_local = to_pandas(errors.orderBy("row"))
-    results.unpersist()
+    check_plan_inputs(options.snapshot, options.input_format, options.metrics, options.service)
+    with watching_tasks(spark, progress) if progress is not None else nullcontext():
+        metrics = None if options.metrics is None else read_metrics(spark, options.metrics)
+        rows = read_rows(spark, options.snapshot, options.input_format, FLEET_COLUMNS, "snapshot")
+        split = split_results(_solve(spark, rows, options, say), options.out, ("group_id", "kind"))
+        say(f"solved {split.total} rows in {time.monotonic() - started:.1f} s")
+        stats = split.good.drop("assignment")
+        assignments = split.good.select("group_id", F.explode("assignment").alias("a")).select(
+            "group_id", "a.member", "a.topic", "a.partition", "a.role"
+        )
+        target = str(options.out)
+        stats.write.mode("overwrite").parquet(f"{target}/stats")
+        assignments.write.mode("overwrite").parquet(f"{target}/assignments")
+        traffic = None
+        if metrics is not None:
+            say("aggregating traffic metrics")
+            rates = partition_rates(metrics)
+            traffic_frame = member_traffic(spark.read.parquet(f"{target}/assignments"), stats, rates)
+            traffic_frame.write.mode("overwrite").parquet(f"{target}/member_traffic")
+            traffic = to_pandas(spark.read.parquet(f"{target}/member_traffic"))
+        stats_local = to_pandas(stats)
+        split.release()
     wall = time.monotonic() - started
-    summary = _summary(options, total, stats_local, len(errors_local), wall, parallelism(spark))
+    summary = _summary(options, split.total, stats_local, len(split.errors), wall, parallelism(spark))
+    unit = "row" if input_format(options.snapshot, options.input_format) == "parquet" else "line"
     report = write_report(
         options.out,
         options.report_format,
         "stickyd fleet plan",
         summary,
-        plan_sections(stats_local, errors_local, traffic),
+        plan_sections(stats_local, split.errors, traffic, unit),
         fleet_chart(stats_local) if not stats_local.empty else b"",
         "plan.png",
     )
     say(f"wrote {report}")
-    return PlanSummary(total, len(stats_local), len(errors_local), wall, report)
+    first = split.first_rejected("group_id", unit)
+    return PlanSummary(split.total, len(stats_local), len(split.errors), wall, report, first)
 
 
 def _solve(spark: SparkSession, rows: DataFrame, options: PlanOptions, say: Callable[[str], None]) -> DataFrame:

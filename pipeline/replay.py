@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
 
 from pipeline.inputs import read_rows
+from pipeline.outcomes import records_per_row, split_results
+from pipeline.preflight import TRACE_COLUMNS, check_rows_input
 from pipeline.replay_core import REPLAY_SCHEMA, STEP_FIELDS, STRATEGIES, replay_line
-from pipeline.report import Section, new_figure, png_bytes, write_report
-from pipeline.spark import parallelism, to_pandas
-
-TRACE_COLUMNS = ("trace_id", "topics", "members", "copartitioned", "events")
+from pipeline.report import Section, new_figure, png_bytes, rejected_rows, write_report
+from pipeline.spark import TaskProgress, parallelism, to_pandas, watching_tasks
 
 
 @dataclass(frozen=True)
@@ -42,35 +42,37 @@ class ReplaySummary:
     rejected: int
     wall_s: float
     report: Path
+    first_rejected: tuple[str, ...] = ()
 
 
 def replay_frames(frames: Iterator[pd.DataFrame], strategies: tuple[str, ...], limit: int) -> Iterator[pd.DataFrame]:
-    for frame in frames:
-        pairs = zip(frame["row"], frame["value"], strict=True)
-        records = [step for r, v in pairs for step in replay_line(int(r), str(v), strategies, limit)]
-        yield pd.DataFrame.from_records(records, columns=list(STEP_FIELDS))
+    """`mapInPandas` body: each trace replayed with every strategy, one record per rebalance."""
+    return records_per_row(frames, lambda row, raw: replay_line(row, raw, strategies, limit), STEP_FIELDS)
 
 
-def replay(spark: SparkSession, options: ReplayOptions, say: Callable[[str], None] = lambda _: None) -> ReplaySummary:
+def replay(
+    spark: SparkSession,
+    options: ReplayOptions,
+    say: Callable[[str], None] = lambda _: None,
+    progress: TaskProgress | None = None,
+) -> ReplaySummary:
     started = time.monotonic()
     unknown = [s for s in options.strategies if s not in STRATEGIES]
     if unknown:
         raise ValueError(f"--strategy: unknown {', '.join(unknown)} (choose from {', '.join(STRATEGIES)})")
-    rows = read_rows(spark, options.traces, options.input_format, TRACE_COLUMNS)
-    slices = options.partitions or 4 * parallelism(spark)
-    strategies, limit = options.strategies, options.time_limit_ms
-    say(f"replaying with {', '.join(strategies)} in the executors ({slices} slices)")
-    steps = rows.repartition(slices).mapInPandas(lambda f: replay_frames(f, strategies, limit), REPLAY_SCHEMA).persist()
-    total = steps.count()
-    say(f"replayed {total} rows in {time.monotonic() - started:.1f} s")
-    options.out.mkdir(parents=True, exist_ok=True)
-    good = steps.filter(F.col("ok")).drop("ok", "error_field", "error_reason", "raw")
-    errors = steps.filter(~F.col("ok")).select("row", "trace_id", "error_field", "error_reason", "raw")
-    good.write.mode("overwrite").parquet(f"{options.out}/steps")
-    errors.orderBy("row").coalesce(1).write.mode("overwrite").json(f"{options.out}/errors")
-    local = to_pandas(spark.read.parquet(f"{options.out}/steps"))
-    errors_local = to_pandas(errors.orderBy("row"))
-    steps.unpersist()
+    check_rows_input(options.traces, options.input_format, "traces", TRACE_COLUMNS)
+    with watching_tasks(spark, progress) if progress is not None else nullcontext():
+        rows = read_rows(spark, options.traces, options.input_format, TRACE_COLUMNS, "traces")
+        slices = options.partitions or 4 * parallelism(spark)
+        strategies, limit = options.strategies, options.time_limit_ms
+        say(f"replaying with {', '.join(strategies)} in the executors ({slices} slices)")
+        steps = rows.repartition(slices).mapInPandas(lambda f: replay_frames(f, strategies, limit), REPLAY_SCHEMA)
+        split = split_results(steps, options.out, ("trace_id",))
+        say(f"replayed {split.total} rows in {time.monotonic() - started:.1f} s")
+        split.good.write.mode("overwrite").parquet(f"{options.out}/steps")
+        local = to_pandas(spark.read.parquet(f"{options.out}/steps"))
+        split.release()
+    errors_local = split.errors
     wall = time.monotonic() - started
     traces = int(local["trace_id"].nunique()) if not local.empty else 0
     summary = {
@@ -85,13 +87,13 @@ def replay(spark: SparkSession, options: ReplayOptions, say: Callable[[str], Non
         replay_sections(local, errors_local), cumulative_moves_chart(local, strategies), "replay.png",
     )  # fmt: skip
     say(f"wrote {report}")
-    return ReplaySummary(traces, len(local), len(errors_local), wall, report)
+    return ReplaySummary(traces, len(local), len(errors_local), wall, report, split.first_rejected("trace_id"))
 
 
 def replay_sections(steps: pd.DataFrame, errors: pd.DataFrame) -> list[Section]:
-    sections: list[Section] = []
     if steps.empty:
-        return [("By strategy", "no trace was replayed")]
+        return [("By strategy", "no trace was replayed"), rejected_rows(errors, "trace_id", "line", "traces")]
+    sections: list[Section] = []
     by_strategy = steps.groupby("strategy", sort=False).agg(
         moves=("moves", "sum"), revoked=("revoked", "sum"), worst_balance=("balance", "max"),
         mean_balance=("balance", "mean"), mean_ms=("time_ms", "mean"), max_ms=("time_ms", "max"),
@@ -102,8 +104,7 @@ def replay_sections(steps: pd.DataFrame, errors: pd.DataFrame) -> list[Section]:
         mean_balance=("balance", "mean"), mean_ms=("time_ms", "mean"),
     )  # fmt: skip
     sections.append(("By event type and strategy", by_event.reset_index()))
-    shown = errors[["row", "trace_id", "error_field", "error_reason"]].head(20)
-    sections.append((f"Rejected traces ({len(errors)}; all of them are in the errors output)", shown))
+    sections.append(rejected_rows(errors, "trace_id", "line", "traces"))
     return sections
 
 

@@ -65,8 +65,10 @@ def _cell(value: Any) -> str:
     return str(value).replace("|", "\\|")
 
 
-def plan_sections(stats: pd.DataFrame, errors: pd.DataFrame, traffic: pd.DataFrame | None) -> list[Section]:
-    """The report's tables, each under its heading."""
+def plan_sections(
+    stats: pd.DataFrame, errors: pd.DataFrame, traffic: pd.DataFrame | None, unit: str = "line"
+) -> list[Section]:
+    """The report's tables, each under its heading. `unit`: how rejected rows are numbered."""
     sections: list[Section] = []
     if stats.empty:
         sections.append(("By kind and solver", "no group was solved"))
@@ -85,13 +87,36 @@ def plan_sections(stats: pd.DataFrame, errors: pd.DataFrame, traffic: pd.DataFra
         top = stats.sort_values(["moves", "group_id"], ascending=[False, True]).head(10)
         columns = ["group_id", "kind", "members", "partitions", "moves", "owned", "balance", "solver"]
         sections.append(("Groups that move most", top[columns]))
+        sections.append(limited_groups(stats))
     if traffic is not None:
         worst = traffic.dropna(subset=["skew"]).sort_values("skew", ascending=False).head(10)
-        columns = ["group", "member", "partitions", "bytes_per_s", "share", "skew"]
+        columns = ["group_id", "member", "partitions", "bytes_per_s", "share", "skew"]
         sections.append(("Traffic: members furthest above a fair share of bytes/s", worst[columns]))
-    shown = errors[["row", "group_id", "error_field", "error_reason"]].head(20)
-    sections.append((f"Rejected rows ({len(errors)}; all of them are in the errors output)", shown))
+    sections.append(rejected_rows(errors, "group_id", unit, "rows"))
     return sections
+
+
+LIMITED_SHOWN = 50
+
+
+def limited_groups(stats: pd.DataFrame) -> Section:
+    """Every group not proven optimal or with loads more than one apart, with what limits it."""
+    limited = stats[(stats["limited_by"].fillna("") != "") | ~stats["optimal"].astype(bool) | (stats["balance"] > 1)]
+    limited = limited.sort_values(["balance", "group_id"], ascending=[False, True])
+    heading = (
+        f"Groups not proven optimal or not balanced ({len(limited)} of {len(stats)}; why: `limited_by` in stats/"
+        + (f"; the {LIMITED_SHOWN} least balanced shown)" if len(limited) > LIMITED_SHOWN else ")")
+    )
+    columns = ["group_id", "kind", "optimal", "fallback", "balance", "min_load", "max_load", "limited_by"]
+    return heading, limited[columns].head(LIMITED_SHOWN)
+
+
+def rejected_rows(errors: pd.DataFrame, key: str, unit: str, what: str) -> Section:
+    """The first rejected rows by `unit` number (never an empty cell: a row without `key` says so)."""
+    shown = errors[["row", key, "error_field", "error_reason"]].head(20).copy()
+    shown[key] = shown[key].map(lambda v: v if isinstance(v, str) and v else f"(no {key})")
+    shown = shown.rename(columns={"row": unit, "error_field": "field", "error_reason": "reason"})
+    return f"Rejected {what} ({len(errors)}; all of them are in errors/)", shown
 
 
 def write_report(

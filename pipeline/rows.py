@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from models import ConsumerProblem, ConsumerSolution, ProblemError, parse
 from models.streams import StreamsProblem, StreamsSolution
+from pipeline.explain import consumer_limit, streams_limit
 
 Kind = Literal["consumer", "streams"]
 KINDS: tuple[Kind, ...] = ("consumer", "streams")
@@ -22,7 +23,8 @@ RESULT_SCHEMA = (
     "row long, group_id string, kind string, ok boolean, error_field string, error_reason string, raw string, "
     "strategy string, solver string, optimal boolean, fallback boolean, moves long, standby_moves long, "
     "owned long, members long, partitions long, min_load long, max_load long, balance long, time_ms double, "
-    "warnings string, assignment array<struct<member:string,topic:string,partition:long,role:string>>"
+    "warnings string, limited_by string, "
+    "assignment array<struct<member:string,topic:string,partition:long,role:string>>"
 )
 """Spark DDL of a `Result`, one per fleet row."""
 
@@ -65,6 +67,8 @@ class Result:
     balance: int | None = None
     time_ms: float | None = None
     warnings: str | None = None
+    limited_by: str | None = None
+    """What keeps the group from a proven, balanced optimum, in words (`pipeline.explain`); empty if nothing."""
     assignment: list[dict[str, Any]] = field(default_factory=list)
 
     def record(self) -> dict[str, Any]:
@@ -155,7 +159,8 @@ def consumer_result(fleet_row: FleetRow, solution: ConsumerSolution) -> Result:
         strategy=s.strategy, solver=s.solver, optimal=s.optimal, fallback=s.fallback,
         moves=s.moves, standby_moves=0, owned=s.owned, members=len(problem.members),
         partitions=sum(problem.topics.values()), min_load=s.min_load, max_load=s.max_load,
-        balance=s.max_load - s.min_load, time_ms=s.time_ms, warnings="; ".join(s.warnings), assignment=rows,
+        balance=s.max_load - s.min_load, time_ms=s.time_ms, warnings="; ".join(s.warnings),
+        limited_by=consumer_limit(problem, solution), assignment=rows,
     )  # fmt: skip
 
 
@@ -178,7 +183,7 @@ def streams_result(fleet_row: FleetRow, solution: StreamsSolution) -> Result:
         partitions=sum(t.partitions for t in problem.subtopologies),
         min_load=min(loads, default=0), max_load=max(loads, default=0),
         balance=max(loads, default=0) - min(loads, default=0), time_ms=s.time_ms,
-        warnings="; ".join(s.warnings), assignment=rows,
+        warnings="; ".join(s.warnings), limited_by=streams_limit(problem, solution), assignment=rows,
     )  # fmt: skip
 
 

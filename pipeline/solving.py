@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 
 from client.http import StickydClient, StickydError
 from models import ConsumerProblem
+from pipeline.outcomes import records_per_row
+from pipeline.preflight import ServiceUnavailable
 from pipeline.rows import FleetRow, Result, RowError, consumer_result, parse_row, streams_result
 from solvers import solve_consumer, solve_streams
 
@@ -18,10 +20,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RESULT_FIELDS = tuple(Result.__dataclass_fields__)
-
-
-class ServiceUnavailable(RuntimeError):
-    """`--service` was given but the service does not answer its health check."""
+__all__ = ["RESULT_FIELDS", "ServiceUnavailable", "solve_frames", "solve_line", "solve_over_http"]
 
 
 def solve_line(row: int, raw: str, time_limit_ms: int | None) -> Result:
@@ -42,12 +41,7 @@ def solve_line(row: int, raw: str, time_limit_ms: int | None) -> Result:
 
 def solve_frames(frames: Iterator[pd.DataFrame], time_limit_ms: int | None) -> Iterator[pd.DataFrame]:
     """`mapInPandas` body: (row, value) frames in, RESULT_SCHEMA frames out."""
-    import pandas as pd
-
-    for frame in frames:
-        pairs = zip(frame["row"], frame["value"], strict=True)
-        results = [solve_line(int(r), str(v), time_limit_ms).record() for r, v in pairs]
-        yield pd.DataFrame.from_records(results, columns=list(RESULT_FIELDS))
+    return records_per_row(frames, lambda row, raw: [solve_line(row, raw, time_limit_ms).record()], RESULT_FIELDS)
 
 
 def solve_over_http(

@@ -5,14 +5,6 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-METRICS_COLUMNS = ("topic", "partition", "minute", "records", "bytes")
-
-
-def check_metrics(metrics: DataFrame) -> None:
-    missing = [c for c in METRICS_COLUMNS if c not in metrics.columns]
-    if missing:
-        raise ValueError(f"traffic metrics: missing column(s) {', '.join(missing)} (need {', '.join(METRICS_COLUMNS)})")
-
 
 def partition_rates(metrics: DataFrame) -> DataFrame:
     """(topic, partition, records_per_s, bytes_per_s) over the whole metrics window.
@@ -20,7 +12,6 @@ def partition_rates(metrics: DataFrame) -> DataFrame:
     The window runs from the first minute to the end of the last one, so a partition silent
     for part of it gets a proportionally lower rate.
     """
-    check_metrics(metrics)
     timed = metrics.select(
         F.col("topic").cast("string").alias("topic"),
         F.col("partition").cast("long").alias("partition"),
@@ -45,18 +36,18 @@ def member_traffic(assignments: DataFrame, stats: DataFrame, rates: DataFrame) -
     Partitions without metrics count as silent. Streams apps are left out (their tasks are
     named by subtopology, not topic).
     """
-    consumers = stats.filter(F.col("kind") == "consumer").select(F.col("group_id").alias("group"), "members")
+    consumers = stats.filter(F.col("kind") == "consumer").select("group_id", "members")
     owned = (
         assignments.filter(F.col("role") == "active")
-        .join(consumers, "group")
+        .join(consumers, "group_id")
         .join(rates, ["topic", "partition"], "left")
-        .groupBy("group", "member", "members")
+        .groupBy("group_id", "member", "members")
         .agg(
             F.count("*").alias("partitions"),
             F.coalesce(F.sum("records_per_s"), F.lit(0.0)).alias("records_per_s"),
             F.coalesce(F.sum("bytes_per_s"), F.lit(0.0)).alias("bytes_per_s"),
         )
     )
-    group_bytes = F.sum("bytes_per_s").over(Window.partitionBy("group"))
+    group_bytes = F.sum("bytes_per_s").over(Window.partitionBy("group_id"))
     share = F.when(group_bytes > 0, F.col("bytes_per_s") / group_bytes).otherwise(F.lit(None).cast("double"))
     return owned.withColumn("share", share).withColumn("skew", F.col("share") * F.col("members")).drop("members")

@@ -22,6 +22,7 @@ from service.services import Services
 log = logging.getLogger("stickyd.access")
 
 TIME_LIMIT_HINT = re.compile(rb'"time_limit_ms"\s*:\s*([0-9]{1,9})')
+CLIENT_GONE = "the client went away"
 REPLY_RESERVE_S = 0.02
 """Kept from the response margin for sending the fallback's answer."""
 
@@ -50,20 +51,42 @@ async def answer(kind: Kind, request: Request, services: Services) -> Response:
     if isinstance(body, JobResult):
         result = body
     else:
-        solving = asyncio.ensure_future(solve_body(kind, body, arrived, services, timing))
-        gone = asyncio.ensure_future(_disconnected(request))
-        done, _ = await asyncio.wait({solving, gone}, return_when=asyncio.FIRST_COMPLETED)
-        if solving not in done:
-            solving.cancel()
-            await asyncio.gather(solving, return_exceptions=True)
+        try:
+            result = await _solve_unless_gone(kind, body, arrived, request, services, timing)
+        except ClientGone:
             services.metrics.disconnects.labels(endpoint, "solve").inc()
             services.metrics.cancellations.labels(endpoint, "client-gone").inc()
             log.info("endpoint=%s client disconnected while its request was solved; solve stopped", endpoint)
             return Response(status_code=400)
-        gone.cancel()
-        result = solving.result()
     services.record(endpoint, result, time.monotonic() - arrived, timing)
     return Response(content=result.body, status_code=result.status, media_type="application/json")
+
+
+async def _solve_unless_gone(
+    kind: Kind, body: bytes, arrived: float, request: Request, services: Services, timing: Timing
+) -> JobResult:
+    """solve_body in this task, with one watcher task that cancels it when the client goes away
+    (then ClientGone); one task per request instead of two and an asyncio.wait."""
+    this = asyncio.current_task()
+    assert this is not None
+    watcher = asyncio.ensure_future(_disconnected(request))
+    solving, gone = [True], [False]
+
+    def client_gone(done: asyncio.Future[None]) -> None:
+        if solving[0] and not done.cancelled() and done.exception() is None:
+            gone[0] = True
+            this.cancel(CLIENT_GONE)
+
+    watcher.add_done_callback(client_gone)
+    try:
+        return await solve_body(kind, body, arrived, services, timing)
+    except asyncio.CancelledError:
+        if gone[0] and this.uncancel() == 0:
+            raise ClientGone from None
+        raise
+    finally:
+        solving[0] = False  # a callback already scheduled must not cancel what follows
+        watcher.cancel()
 
 
 async def _disconnected(request: Request) -> None:

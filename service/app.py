@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from models import ConsumerProblem, ConsumerSolution
 from models.streams import StreamsProblem, StreamsSolution
 from service.answering import answer
+from service.auth import add_authentication, current_tenant
 from service.groups import groups
 from service.offline_docs import add_offline_docs
 from service.services import Services, get_services
@@ -30,11 +31,12 @@ EXAMPLES = Path(__file__).parent / "examples"
 
 ServicesDep = Annotated[Services, Depends(get_services)]
 
-assign = APIRouter(prefix="/v1/assign", tags=["assign"])
+assign = APIRouter(prefix="/v1/assign", tags=["assign"], dependencies=[Depends(current_tenant)])
 ops = APIRouter(tags=["operations"])
 
 
 ASSIGN_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"description": "authentication is on and the request has no live bearer token"},
     408: {"description": "the body did not arrive within STICKYD_BODY_TIMEOUT_S"},
     413: {"description": "over the server's size limits; `detail` names the field and the setting"},
     415: {"description": "the body is not declared `application/json`"},
@@ -48,8 +50,8 @@ ASSIGN_ERRORS: dict[int | str, dict[str, Any]] = {
     summary="Assign a consumer group's partitions (contract section 1)",
     responses=ASSIGN_ERRORS,
 )
-async def assign_consumer(request: Request, services: ServicesDep) -> Response:
-    return await answer("consumer", request, services)
+async def assign_consumer(request: Request) -> Response:
+    return await answer("consumer", request, request.app.state.services)
 
 
 @assign.post(
@@ -58,8 +60,8 @@ async def assign_consumer(request: Request, services: ServicesDep) -> Response:
     summary="Assign a Kafka Streams application's tasks (contract section 2)",
     responses=ASSIGN_ERRORS,
 )
-async def assign_streams(request: Request, services: ServicesDep) -> Response:
-    return await answer("streams", request, services)
+async def assign_streams(request: Request) -> Response:
+    return await answer("streams", request, request.app.state.services)
 
 
 @ops.get("/v1/health", summary="Liveness, and readiness of the solver pool")
@@ -100,8 +102,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
+        # the service's metrics are Prometheus (/metrics); FastAPI's own OpenTelemetry hooks would
+        # look up their providers on every request
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     add_offline_docs(app)
+    add_authentication(app, settings)
     app.include_router(assign)
     app.include_router(ops)
     app.include_router(groups)
@@ -125,7 +131,7 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(Exception)
     async def crashed(request: Request, exc: Exception) -> JSONResponse:
         log.exception("request failed")
-        get_services(request).metrics.requests.labels(request.url.path, "-", "503").inc()
+        request.app.state.services.metrics.requests.labels(request.url.path, "-", "503").inc()
         return JSONResponse({"detail": f"the solver service failed ({type(exc).__name__}); try again"}, status_code=503)
 
 

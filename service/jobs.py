@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from models import ConsumerProblem, ConsumerSolution, ProblemError, parse
 from models.streams import StreamsProblem, StreamsSolution
+from service.costs import over_limits, request_cost
 from service.json_guard import load_object
 from solvers import solve_consumer, solve_streams
 from solvers.budget import TimeBudget
@@ -30,6 +31,9 @@ class Limits:
     max_members: int
     default_time_limit_ms: int
     max_time_limit_ms: int
+    max_subscriptions: int = 2_000_000
+    max_task_replicas: int = 1_000_000
+    max_subtopology_clients: int = 1_000_000
 
 
 class JobCancelled(BaseException):
@@ -78,24 +82,12 @@ def run_job(
         data = load_object(body)
     except ProblemError as problem:
         return error(422, problem.field, problem.reason)
-    sizes = _sizes(kind, data)
-    units, people = ("topics", "members") if kind == "consumer" else ("subtopologies", "clients")
-    noun = "partitions" if kind == "consumer" else "tasks"
-    if sizes["partitions"] > limits.max_partitions:
-        return error(
-            413,
-            units,
-            f"{sizes['partitions']} {noun} exceed this server's limit of "
-            f"{limits.max_partitions} (STICKYD_MAX_PARTITIONS)",
-            **sizes,
-        )
-    if sizes["members"] > limits.max_members:
-        return error(
-            413,
-            people,
-            f"{sizes['members']} {people} exceed this server's limit of {limits.max_members} (STICKYD_MAX_MEMBERS)",
-            **sizes,
-        )
+    cost = request_cost(kind, data)
+    sizes = {"partitions": cost.partitions, "members": cost.members}
+    over = over_limits(kind, cost, limits)
+    if over is not None:
+        field, reason = over
+        return error(413, field, reason, partitions=cost.partitions, members=cost.members)
     try:
         return _solve(kind, data, limits, arrived, fallback_reason, on_deadline, sizes)
     except ProblemError as problem:
@@ -151,23 +143,6 @@ def fallback_cause(fallback_reason: str | None, warnings: list[str]) -> str:
     if "invalid" in said:
         return "invalid-answer"
     return "solver-error"
-
-
-def _sizes(kind: Kind, data: dict[str, Any]) -> dict[str, int]:
-    """Partitions (or tasks) and members (or clients), read without trusting the shape."""
-    if kind == "consumer":
-        counts = data.get("topics")
-        people = data.get("members")
-    else:
-        subtopologies = data.get("subtopologies")
-        listed = subtopologies if isinstance(subtopologies, list) else []
-        counts = {str(i): s.get("partitions") for i, s in enumerate(listed) if isinstance(s, dict)}
-        people = data.get("clients")
-    partitions = 0
-    if isinstance(counts, dict):
-        partitions = sum(v for v in counts.values() if isinstance(v, int) and v > 0)
-    members = len(people) if isinstance(people, list) else 0
-    return {"partitions": partitions, "members": members}
 
 
 def warm_up() -> bool:

@@ -22,7 +22,6 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from service.frames import HEADER, decode_frame, encode_frame
 from service.jobs import JobResult, Kind, Limits, error
@@ -183,12 +182,15 @@ class SolverPool:
         the deadline the process reports plus `guard_after_deadline_s`). Cancelling the caller
         (the client went away) stops the job."""
         queued = time.monotonic()
-        try:
-            worker = await asyncio.wait_for(self._idle.get(), timeout=max(0.0, guard - time.monotonic()))
-        except TimeoutError:
+        if self._idle.empty():
+            try:
+                worker = await asyncio.wait_for(self._idle.get(), timeout=max(0.0, guard - queued))
+            except TimeoutError:
+                timing.queue_wait_s = time.monotonic() - queued
+                return None
             timing.queue_wait_s = time.monotonic() - queued
-            return None
-        timing.queue_wait_s = time.monotonic() - queued
+        else:
+            worker = self._idle.get_nowait()
         if not worker.alive:
             self._replace(worker, "died")
             return await self.run(
@@ -204,40 +206,48 @@ class SolverPool:
         job = next(self._ids)
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[Answer] = loop.create_future()
-        moved = asyncio.Event()
-        limit = [guard]
+        settled: asyncio.Future[None] = loop.create_future()  # by the answer or the guard's timer
+
+        def settle(done: asyncio.Future[Answer] | None = None) -> None:
+            if done is not None and not done.cancelled():
+                done.exception()  # retrieved: a process that dies after its job was given up is no error
+            if not settled.done():
+                settled.set_result(None)
+
+        expected_deadline = guard - guard_after_deadline_s
+        timing.deadline = expected_deadline
+        timer = [loop.call_later(max(0.0, guard - time.monotonic()), settle)]
 
         def told(deadline: float) -> None:
+            """The process read a time limit other than the byte scan's: the guard moves."""
             timing.deadline = deadline
-            limit[0] = deadline + guard_after_deadline_s
-            moved.set()
+            timer[0].cancel()
+            timer[0] = loop.call_later(max(0.0, deadline + guard_after_deadline_s - time.monotonic()), settle)
 
+        answer.add_done_callback(settle)
         worker.waiting[job] = answer
         worker.deadlines[job] = told
         assert worker.process.stdin is not None
-        worker.process.stdin.write(encode_frame(("job", job, kind, body, limits, arrived, fallback_reason)))
+        worker.process.stdin.write(
+            encode_frame(("job", job, kind, body, limits, arrived, fallback_reason, expected_deadline))
+        )
         try:
-            while True:
-                moved.clear()
-                waiter: asyncio.Future[Any] = asyncio.ensure_future(moved.wait())
-                watched: set[asyncio.Future[Any]] = {answer, waiter}
-                done, _ = await asyncio.wait(
-                    watched, timeout=max(0.0, limit[0] - time.monotonic()), return_when="FIRST_COMPLETED"
-                )
-                waiter.cancel()
-                if answer in done:
-                    result, _ms = answer.result()
-                    self._idle.put_nowait(worker)
-                    return result
-                if not done:  # past the guard
-                    timing.overrun = True
-                    await self._stop(worker, job, answer)
-                    return None
+            await settled
+            if answer.done():
+                timer[0].cancel()
+                result, _ms = answer.result()
+                self._idle.put_nowait(worker)
+                return result
+            timing.overrun = True  # past the guard
+            await self._stop(worker, job, answer)
+            return None
         except asyncio.CancelledError:
+            timer[0].cancel()
             timing.cancelled = True
             await asyncio.shield(self._stop(worker, job, answer))
             raise
         except ProcessLookupError:
+            timer[0].cancel()
             self._replace(worker, "died")
             raise
 

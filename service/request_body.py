@@ -36,14 +36,9 @@ def media_type_error(request: Request) -> JobResult | None:
 
 async def read_body(request: Request, max_bytes: int, timeout_s: float) -> bytes | JobResult:
     """The body, or the 413/408 answer; raises ClientGone when the client disconnects."""
-    too_large = error(
-        413,
-        "body",
-        f"request body exceeds this server's limit of {max_bytes} bytes (STICKYD_MAX_BODY_BYTES)",
-    )
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > max_bytes:
-        return too_large
+        return _too_large(max_bytes)
     chunks: list[bytes] = []
     size = 0
     try:
@@ -51,7 +46,7 @@ async def read_body(request: Request, max_bytes: int, timeout_s: float) -> bytes
             async for chunk in request.stream():
                 size += len(chunk)
                 if size > max_bytes:
-                    return too_large
+                    return _too_large(max_bytes)
                 chunks.append(chunk)
     except TimeoutError:
         return error(
@@ -62,3 +57,7 @@ async def read_body(request: Request, max_bytes: int, timeout_s: float) -> bytes
     except ClientDisconnect:
         raise ClientGone from None
     return b"".join(chunks)
+
+
+def _too_large(max_bytes: int) -> JobResult:
+    return error(413, "body", f"request body exceeds this server's limit of {max_bytes} bytes (STICKYD_MAX_BODY_BYTES)")

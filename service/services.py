@@ -30,6 +30,9 @@ class Services:
             max_members=settings.max_members,
             default_time_limit_ms=settings.default_time_limit_ms,
             max_time_limit_ms=settings.max_time_limit_ms,
+            max_subscriptions=settings.max_subscriptions,
+            max_task_replicas=settings.max_task_replicas,
+            max_subtopology_clients=settings.max_subtopology_clients,
         )
 
     def _count_restart(self, pool: str) -> Callable[[str], None]:
@@ -81,6 +84,7 @@ class Services:
         )
 
 
-def get_services(request: Request) -> Services:
+async def get_services(request: Request) -> Services:
+    """Async, so that FastAPI does not hop to its thread pool to call it."""
     services: Services = request.app.state.services
     return services

@@ -23,6 +23,12 @@ class Settings(BaseSettings):
     """a request's time_limit_ms is capped to this."""
     max_partitions: int = Field(2_000_000, ge=1)
     max_members: int = Field(20_000, ge=1)
+    max_subscriptions: int = Field(2_000_000, ge=1)
+    """consumer: member x subscribed topic pairs, summed over members (more gets 413)."""
+    max_task_replicas: int = Field(1_000_000, ge=1)
+    """Streams: tasks plus, per stateful task, its standby replicas (more gets 413)."""
+    max_subtopology_clients: int = Field(1_000_000, ge=1)
+    """Streams: subtopologies x clients (more gets 413)."""
     max_body_bytes: int = Field(64 * 1024 * 1024, ge=1024)
     fallback_workers: int = Field(1, ge=1, le=64)
     """processes that answer requests whose solve overran (the heuristic fallback: KIP-54 or the quick fill)."""
@@ -34,8 +40,12 @@ class Settings(BaseSettings):
     """a solver process above this resident size after a job is replaced by a fresh one."""
     shutdown_grace_s: float = Field(10.0, ge=0)
     """on SIGTERM, requests in flight get this long to finish; then their solves are stopped."""
+    header_timeout_s: float = Field(10.0, gt=0)
+    """a connection whose request headers are not complete this long after it opened is closed."""
     body_timeout_s: float = Field(30.0, gt=0)
     """a request body must arrive completely within this many seconds of its headers, else 408."""
+    auth: Literal["required", "off"] | None = None
+    """bearer tokens required (`required`) or not (`off`); unset: required unless host is loopback."""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     data_dir: Path = Path("./stickyd-data")
     """where the embedded SQLite database lives when no database_url is set."""

@@ -13,6 +13,7 @@ from models.consumer_index import ConsumerIndex, index_consumer_problem
 from models.consumer_validation import unit_violations
 from models.errors import parse
 from solvers.budget import TimeBudget
+from solvers.collector import collector_paused
 from solvers.consumer_baselines import solve_range, solve_roundrobin
 from solvers.consumer_classes import build_classes
 from solvers.consumer_cpsat import solve_cpsat
@@ -31,6 +32,8 @@ OPTIMAL_SHARE = 0.8
 """Part of the time limit the optimal solver may use; the rest is kept for the fallback."""
 ANSWER_S_PER_PARTITION = 4e-7
 """time kept, per partition, to build the answer after any solver (and for the quick fill)."""
+ANSWER_S_FIXED = 0.015
+"""time kept whatever the size, for the quick fill and the answer after a heuristic that ran out."""
 STICKY_S_PER_UNIT = 6e-6
 """what the KIP-54 heuristic costs per unit at most (1M units: about 6 s on a 2-core machine)."""
 
@@ -49,6 +52,16 @@ def solve_consumer(
     the whole call; without one, the request's `time_limit_ms` counts from now. Raises
     models.ProblemError (naming the field) when the request does not fit the contract.
     """
+    with collector_paused():
+        return _solve_consumer(problem, default_time_limit_ms, fallback_reason, budget)
+
+
+def _solve_consumer(
+    problem: ConsumerProblem | dict[str, Any],
+    default_time_limit_ms: int,
+    fallback_reason: str | None,
+    budget: TimeBudget | None,
+) -> ConsumerSolution:
     started = time.monotonic()
     problem = parse(ConsumerProblem, problem)
     options = problem.options
@@ -88,12 +101,13 @@ def _fallback(index: ConsumerIndex, budget: TimeBudget, why: str, strategy: str)
     answer), else the quick fill: valid by construction and linear in the units."""
     partitions = sum(index.topics.values())
     units = sum(g.units for g in index.groups)
-    answer_s = ANSWER_S_PER_PARTITION * partitions
+    # kept back: the quick fill and the answer, should the heuristic run out
+    reserve_s = ANSWER_S_FIXED + 2 * ANSWER_S_PER_PARTITION * partitions
     said = (why,) if why else ()
     late = "the KIP-54 heuristic would not finish within the time limit"
-    if budget.left_s() - 2 * answer_s > STICKY_S_PER_UNIT * units:
+    if budget.left_s() - reserve_s > STICKY_S_PER_UNIT * units:
         try:
-            owners = solve_sticky(index, TimeBudget(budget.deadline - 2 * answer_s))
+            owners = solve_sticky(index, TimeBudget(budget.deadline - reserve_s))
             return owners, Outcome(strategy, "kip54-sticky", False, True, said)
         except SolveTimeout:
             late = "the KIP-54 heuristic ran out of the time limit"

@@ -21,7 +21,6 @@ from __future__ import annotations
 import heapq
 
 import numpy as np
-from sortedcontainers import SortedList
 
 from models.consumer_index import ConsumerIndex
 from solvers.budget import TimeBudget
@@ -30,6 +29,8 @@ Unit = tuple[int, int]
 """(group index, partition number)."""
 
 
+NOBODY = np.iinfo(np.int64).max
+"""the load a member that may not take a unit is given when looking for the least loaded."""
 CHECK_EVERY = 2048
 """loop iterations between two looks at the clock."""
 
@@ -50,12 +51,15 @@ class _StickyRun:
         self.weight = [g.weight for g in index.groups]
         self.eligible = [set(g.eligible) for g in index.groups]
         self.load = [0] * n
-        self.count = [np.zeros(n, dtype=np.int64) for _ in index.groups]
-        self.sorted = SortedList((0, m) for m in range(n))
-        self.capacity = [0] * n
-        for g in index.groups:
-            for m in g.eligible:
-                self.capacity[m] += g.units * g.weight
+        self.loads = np.zeros(n, dtype=np.int64)
+        """the same loads as an array, for the vectorised balance check."""
+        self.count = np.zeros((len(index.groups), n), dtype=np.int64)
+        """units of group g held by member m."""
+        self.may_take = np.zeros((len(index.groups), n), dtype=bool)
+        for g, group in enumerate(index.groups):
+            self.may_take[g, list(group.eligible)] = True
+        self.units = np.array([g.units for g in index.groups], dtype=np.int64)
+        self.capacity = (self.may_take * (self.units * np.array(self.weight, dtype=np.int64))[:, None]).sum(axis=0)
 
     def run(self) -> list[np.ndarray]:
         fresh = self._keep_valid_claims()
@@ -90,9 +94,8 @@ class _StickyRun:
                 self.owners[g][p] = max(set(claimants), key=lambda m: (claimants.count(m), -m))
         for g, owner in enumerate(self.owners):
             self.count[g] = np.bincount(owner[owner >= 0], minlength=n)
-            for m in np.flatnonzero(self.count[g]).tolist():
-                self.load[m] += int(self.count[g][m]) * self.weight[g]
-        self.sorted = SortedList((self.load[m], m) for m in range(n))
+        self.loads = (self.count * np.array(self.weight, dtype=np.int64)[:, None]).sum(axis=0)
+        self.load = self.loads.tolist()
         return not any(int(c.sum()) for c in self.count)
 
     def _sorted_units(self, fresh: bool) -> list[Unit]:
@@ -145,19 +148,14 @@ class _StickyRun:
 
     def _is_balanced(self) -> bool:
         """KIP-54: loads differ by at most one, or no partition can move to a consumer with
-        fewer partitions than its owner."""
-        if self.sorted[-1][0] - self.sorted[0][0] <= 1:
+        fewer partitions than its owner (per group: no eligible member with room below the most
+        loaded holder), checked over all groups and members at once."""
+        if int(self.loads.max()) - int(self.loads.min()) <= 1:
             return True
-        for g in range(len(self.index.groups)):
-            holders = np.flatnonzero(self.count[g])
-            if not len(holders):
-                continue
-            top = max(self.load[m] for m in holders.tolist())
-            for m in self.eligible[g]:
-                room = self.load[m] < self.capacity[m] and self.count[g][m] < self.index.groups[g].units
-                if room and self.load[m] < top:
-                    return False
-        return True
+        holders = self.count > 0
+        top = np.where(holders, self.loads[None, :], -1).max(axis=1)
+        room = self.may_take & (self.count < self.units[:, None]) & (self.loads < self.capacity)[None, :]
+        return not bool((room & (self.loads[None, :] < top[:, None])).any())
 
     def _balance_score(self) -> int:
         """Sum over consumer pairs of the difference of their loads."""
@@ -166,24 +164,24 @@ class _StickyRun:
         return int(((2 * np.arange(n) - n + 1) * loads).sum())
 
     def _least_loaded(self, g: int) -> int:
-        for _, m in self.sorted:
-            if m in self.eligible[g]:
-                return m
-        raise RuntimeError("a unit with no eligible consumer")
+        """The eligible member with the fewest partitions, the lowest id among equals."""
+        m = int(np.where(self.may_take[g], self.loads, NOBODY).argmin())
+        if not self.may_take[g, m]:
+            raise RuntimeError("a unit with no eligible consumer")
+        return m
 
     def _give(self, unit: Unit, m: int) -> None:
         g, p = unit
         self.owners[g][p] = m
         self._shift(m, self.weight[g])
-        self.count[g][m] += 1
+        self.count[g, m] += 1
 
     def _take(self, unit: Unit, m: int) -> None:
         g, p = unit
         self.owners[g][p] = -1
         self._shift(m, -self.weight[g])
-        self.count[g][m] -= 1
+        self.count[g, m] -= 1
 
     def _shift(self, m: int, delta: int) -> None:
-        self.sorted.remove((self.load[m], m))
         self.load[m] += delta
-        self.sorted.add((self.load[m], m))
+        self.loads[m] += delta

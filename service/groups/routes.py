@@ -73,6 +73,7 @@ def get_rebalancer(request: Request) -> GroupRebalancer:
 Rebalancer = Annotated[GroupRebalancer, Depends(get_rebalancer)]
 
 ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"description": "authentication is on and the request has no live bearer token"},
     404: {"description": "no such group (for this tenant)"},
     422: {"description": "not a valid request; `detail` names the field"},
 }

@@ -1,16 +1,7 @@
-"""Which tenant a request acts for. Authentication (issue 16) replaces this with the token's tenant."""
+"""Which tenant a request acts for: the bearer token's (service/auth.py), `default` with auth off."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from service.auth import Tenant, current_tenant
 
-from fastapi import Depends
-
-from service.store import DEFAULT_TENANT
-
-
-def current_tenant() -> str:
-    return DEFAULT_TENANT
-
-
-Tenant = Annotated[str, Depends(current_tenant)]
+__all__ = ["Tenant", "current_tenant"]

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 STICKYD = [sys.executable, "-m", "cli"]
@@ -16,23 +21,69 @@ def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
 
 
 def test_generate_plan_replay_end_to_end(tmp_path: Path) -> None:
+    """An operator's run: stickyd's own lines only (each stamped, on its own line; Spark's log and
+    JVM warnings in OUT/spark.log), `group_id` in every output, rejected rows by line number."""
     made = run("pipeline", "generate", str(tmp_path), "--groups", "25", "--traces", "4", "--events", "5")
     assert made.returncode == 0, made.stderr
     assert "25 groups" in made.stderr and "4 traces of 5 events" in made.stderr
-    planned = run("pipeline", "plan", str(tmp_path / "fleet.jsonl"), "--out", str(tmp_path / "plan"),
+    fleet = tmp_path / "fleet.jsonl"
+    fleet.write_text(fleet.read_text() + '{"kind": "consumer", "problem": {}}\n')  # line 26: no group_id
+    planned = run("pipeline", "plan", str(fleet), "--out", str(tmp_path / "plan"),
                   "--metrics", str(tmp_path / "metrics.parquet"), "--master", "local[2]")  # fmt: skip
     assert planned.returncode == 0, planned.stderr
-    assert "25 groups planned, 0 rows rejected" in planned.stderr
-    for output in ("stats", "assignments", "errors", "member_traffic", "report.md", "plan.png"):
+    assert "25 groups planned, 1 rows rejected" in planned.stderr
+    assert "rejected line 26 (no group_id): group_id: required: a non-empty string" in planned.stderr
+    lines = planned.stderr.splitlines()
+    assert all(re.match(r"\d\d:\d\d:\d\d ", line) for line in lines), planned.stderr
+    for noise in ("WARN", "NativeCodeLoader", "loopback address", "[Stage", "\r", "log4j"):
+        assert noise not in planned.stderr, noise
+    for output in ("stats", "assignments", "errors", "member_traffic", "report.md", "plan.png", "spark.log"):
         assert (tmp_path / "plan" / output).exists(), output
+    for output in ("stats", "assignments", "member_traffic"):
+        assert "group_id" in pq.read_schema(next((tmp_path / "plan" / output).glob("*.parquet"))).names, output
+    assert "| 26 | (no group_id) | group_id | required" in (tmp_path / "plan" / "report.md").read_text()
     replayed = run("pipeline", "replay", str(tmp_path / "traces.jsonl"), "--out", str(tmp_path / "replay"),
                    "--strategy", "optimal", "--strategy", "range", "--master", "local[2]")  # fmt: skip
     assert replayed.returncode == 0, replayed.stderr
     assert "4 traces, 48 rebalances, 0 rejected" in replayed.stderr
-    wrong = run("pipeline", "plan", str(tmp_path / "fleet.jsonl"), "--metrics", str(tmp_path / "plan" / "stats"),
-                "--master", "local[1]")  # fmt: skip
-    assert wrong.returncode == 2 and "Traceback" not in wrong.stderr
-    assert "stickyd: traffic metrics: missing column(s) topic, partition, minute, records, bytes" in wrong.stderr
+
+
+NO_JAVA = {**os.environ, "PATH": "/nonexistent", "JAVA_HOME": "/nonexistent"}
+"""An environment where Spark cannot start: a refusal seen here was made before Spark."""
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            ("--metrics", "FLEET"),
+            "stickyd: --metrics: FLEET: missing column(s) topic, partition, minute, records, "
+            "bytes (need topic, partition, minute, records, bytes; it has group_id, kind, "
+            "problem)",
+        ),
+        (("--metrics", "STATS"), "stickyd: --metrics: STATS: missing column(s) topic, partition, minute, records"),
+        (("--service", "http://127.0.0.1:9"), "stickyd: --service http://127.0.0.1:9: no answer from /v1/health"),
+    ],
+    ids=["metrics-jsonl", "metrics-parquet", "service-down"],
+)
+def test_wrong_inputs_are_refused_before_spark_starts(tmp_path: Path, extra: tuple[str, ...], message: str) -> None:
+    """The wrong metrics file (JSON lines or Parquet) exits 2 naming the missing columns, and an
+    unreachable --service exits 2, without Spark (no Java in reach, no spark.log written)."""
+    fleet = tmp_path / "fleet.jsonl"
+    fleet.write_text('{"group_id": "g", "kind": "consumer", "problem": {"topics": {}, "members": []}}\n')
+    stats = tmp_path / "stats"
+    stats.mkdir()
+    pq.write_table(pa.table({"group_id": ["g"], "moves": [1]}), stats / "part-0.parquet")
+    names = {"FLEET": str(fleet), "STATS": str(stats)}
+    args = [names.get(a, a) for a in extra]
+    started = time.monotonic()
+    result = subprocess.run([*STICKYD, "pipeline", "plan", str(fleet), "--out", str(tmp_path / "out"), *args],
+                            capture_output=True, text=True, timeout=60, env=NO_JAVA, check=False)  # fmt: skip
+    took = time.monotonic() - started
+    expected = message.replace("FLEET", str(fleet)).replace("STATS", str(stats))
+    assert result.returncode == 2 and result.stderr.startswith(expected), result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+    print(f"refused in {took:.2f} s")  # measured, not asserted (a shared machine): README, "Refusals"
 
 
 @pytest.mark.parametrize(

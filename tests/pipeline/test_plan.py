@@ -36,7 +36,7 @@ def direct_answers(fleet: Path, limit_ms: int) -> tuple[pd.DataFrame, pd.DataFra
         else:
             result = streams_result(fleet_row, solve_streams(fleet_row.problem))  # type: ignore[arg-type]
         stats.append(result.record())
-        rows += [{"group": fleet_row.group_id, **a} for a in result.assignment]
+        rows += [{"group_id": fleet_row.group_id, **a} for a in result.assignment]
     return pd.DataFrame(stats)[STATS], pd.DataFrame(rows)
 
 
@@ -64,7 +64,7 @@ def test_executor_plan_equals_direct_solver_calls(spark: SparkSession, fleet_fil
     want_stats, want_rows = direct_answers(fleet_file, 10_000)
     assert len(stats) == len(want_stats) == 40 + 7
     pd.testing.assert_frame_equal(sorted_frame(stats, ["group_id"]), sorted_frame(want_stats, ["group_id"]))
-    keys = ["group", "member", "topic", "partition", "role"]
+    keys = ["group_id", "member", "topic", "partition", "role"]
     pd.testing.assert_frame_equal(sorted_frame(assignments[keys], keys), sorted_frame(want_rows[keys], keys))
 
 
@@ -82,7 +82,29 @@ def test_report_has_chart_and_fleet_totals(in_process: Path) -> None:
     report = (in_process / "report.md").read_text()
     assert "- rows rejected: 5" in report and "- groups solved: 47" in report
     assert (in_process / "plan.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "| dup |" in report  # the rejected row is listed with its reason
+    # rejected rows by line number; a row without a group says so (never `None`)
+    assert "| line | group_id | field | reason |" in report
+    assert "| 6 | dup | problem.members[1].id |" in report and "| 8 | (no group_id) | group_id |" in report
+    assert "None" not in report
+
+
+def test_every_group_not_proven_or_unbalanced_says_what_limits_it(spark: SparkSession, in_process: Path) -> None:
+    """`limited_by` is empty exactly for proven optima with loads at most one apart, and the report
+    lists each of the others with its reason."""
+    stats = to_pandas(spark.read.parquet(str(in_process / "stats")))
+    limited = stats[~stats["optimal"] | (stats["balance"] > 1)]
+    assert len(limited) > 0  # the fleet has unequal subscriptions and Streams proofs that stop short
+    assert (limited["limited_by"].str.len() > 0).all(), limited[["group_id", "limited_by"]]
+    assert (stats.drop(limited.index)["limited_by"] == "").all()
+    for row in limited.itertuples():
+        if not row.optimal:
+            assert row.limited_by.startswith(("not proven optimal: ", "fell back: ", "strategy ")), row
+        else:
+            assert row.limited_by.startswith("proven optimal: "), row
+    report = (in_process / "report.md").read_text()
+    assert f"## Groups not proven optimal or not balanced ({len(limited)} of {len(stats)}" in report
+    for row in limited.itertuples():
+        assert f"| {row.group_id} |" in report and row.limited_by in report
 
 
 def test_service_mode_gives_the_same_answers(
@@ -95,6 +117,11 @@ def test_service_mode_gives_the_same_answers(
                     batch_size=8, report_format="html"),
     )  # fmt: skip
     assert (summary.solved, summary.rejected) == (47, 5)
+    assert summary.first_rejected == (
+        "line 6 (dup): problem.members[1].id: duplicate member id 'x' (also members[0])",
+        "line 7 (no group_id): row: not valid JSON (Expecting value at column 1)",
+        "line 8 (no group_id): group_id: required: a non-empty string",
+    )
     stats, assignments, errors = read_outputs(spark, tmp_path)
     want_stats, want_assignments, want_errors = read_outputs(spark, in_process)
     pd.testing.assert_frame_equal(sorted_frame(stats, ["group_id"]), sorted_frame(want_stats, ["group_id"]))

@@ -184,3 +184,25 @@ def test_after_all_that_the_service_is_healthy_and_logged_no_error(hostile: Serv
     assert 'stickyd_rejected_total{endpoint="/v1/assign/consumer",status="408"}' in text
     log = hostile.log_text()
     assert " ERROR " not in log and "Traceback" not in log, log[-3000:]
+
+
+def test_connections_that_never_finish_their_headers_are_closed_at_the_header_deadline() -> None:
+    """Header slow-loris: 30 connections that send part of a request line and headers, then
+    nothing, are closed by the server within STICKYD_HEADER_TIMEOUT_S (+ slack); meanwhile and
+    after, the service answers."""
+    with running_service({"STICKYD_WORKERS": "1", "STICKYD_HEADER_TIMEOUT_S": "1"}) as running:
+        address = urlparse(running.url)
+        sockets = []
+        for i in range(30):
+            s = socket.create_connection((address.hostname, address.port), timeout=10)
+            s.sendall(b"POST /v1/assign/consumer HTTP/1.1\r\nHost: x\r\n" if i % 2 else b"GET /v1/hea")
+            sockets.append(s)
+        started = time.monotonic()
+        assert httpx.get(f"{running.url}/v1/health", timeout=10).status_code == 200
+        closed_after = []
+        for s in sockets:
+            with s:
+                assert s.recv(1024) == b"", "the server must close, not answer, a connection without headers"
+                closed_after.append(time.monotonic() - started)
+        assert max(closed_after) < 1 + 3.0, closed_after
+        assert httpx.get(f"{running.url}/v1/health", timeout=10).status_code == 200

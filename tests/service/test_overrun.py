@@ -5,6 +5,7 @@ process answers, saying so with the pool's reason."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -70,3 +71,24 @@ def test_a_worker_overrunning_the_service_deadline_is_answered_by_the_fallback_p
     assert_valid(problem, solution)
     assert _fallbacks(impatient_service) == before + 1
     assert 'reason="service-deadline"' in httpx.get(f"{impatient_service.url}/metrics", timeout=10).text
+
+
+def test_a_time_limit_the_byte_scan_misreads_is_kept_from_the_parsed_request(
+    impatient_service: ServiceProcess,
+) -> None:
+    """The web process guesses a request's limit from its bytes (the last `"time_limit_ms": N`)
+    and the solver process reports the parsed one only when they differ: here a topic named
+    `time_limit_ms` makes the guess 30 s while `options.time_limit_ms` is 1 ms, and the answer
+    must still come from the fallback at the 1 ms limit plus the margin, not 30 s later."""
+    problem = _claimed_problem(limit_ms=1)
+    problem["topics"] = {**problem["topics"], "time_limit_ms": 30_000}
+    problem = {"options": problem.pop("options"), **problem}  # the real limit first, the topic last
+    started = time.monotonic()
+    response = httpx.post(f"{impatient_service.url}/v1/assign/consumer", json=problem, timeout=60)
+    elapsed = time.monotonic() - started
+    assert response.status_code == 200
+    solution = ConsumerSolution.model_validate(response.json())
+    assert FALLBACK_REASON in solution.stats.warnings, solution.stats.warnings
+    assert_valid(problem, solution)
+    # the fallback reparses 80,000 partitions: seconds on a busy shared machine, never the 30 s guess
+    assert elapsed < 15, elapsed

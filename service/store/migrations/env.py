@@ -5,6 +5,7 @@ from __future__ import annotations
 from alembic import context
 
 import service.store.tables  # noqa: F401 - registers the group tables on Base.metadata
+import service.store.tokens  # noqa: F401 - registers the tokens table on Base.metadata
 from service.store.base import Base
 
 connection = context.config.attributes["connection"]
