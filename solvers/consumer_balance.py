@@ -48,18 +48,86 @@ def squared(model: cp_model.CpModel, load: cp_model.IntVar, top: int, name: str,
 
 
 def least_squares(
-    index: ConsumerIndex, unit_classes: UnitClasses, deadline: float
+    index: ConsumerIndex, unit_classes: UnitClasses, deadline: float, bound: int | None = None
 ) -> tuple[int, dict[tuple[int, int], int]]:
-    """(the least sum of squared loads, units per (class, member) reaching it)."""
+    """(the least sum of squared loads, units per (class, member) reaching it). `bound`: a
+    proven lower bound (the split relaxation's); a KIP-54 answer that meets it is the optimum."""
     weights = {group.weight for group in index.groups if group.units and group.eligible}
     types = _types(index)
-    window = _load_window(index, solve_sticky(index, TimeBudget(deadline)), types)
+    heuristic = solve_sticky(index, TimeBudget(deadline))
+    if bound is not None and _squares(index, heuristic) == bound:
+        per_group: dict[tuple[int, int], int] = {}
+        for g, owner in enumerate(heuristic):
+            for m, count in enumerate(np.bincount(owner[owner >= 0], minlength=index.member_count).tolist()):
+                if count:
+                    per_group[g, m] = count
+        return bound, _per_class(index, unit_classes, per_group)
+    window = _load_window(index, heuristic, types)
     load_counts = sum(window[1] - window[0] + 1 for _ in types)
     if weights <= {1, 2} and load_counts <= LOAD_COUNTS_LIMIT:
-        value, per_group = _least_squares_by_load_counts(index, deadline, window)
+        value, per_group = _least_squares_by_load_counts(index, deadline, window, bound)
     else:
-        value, per_group = _least_squares_by_member(index, deadline, window)
+        value, per_group = _least_squares_by_member(index, deadline, window, bound)
     return value, _per_class(index, unit_classes, per_group)
+
+
+def _squares(index: ConsumerIndex, owners: list[np.ndarray]) -> int:
+    loads = np.zeros(index.member_count, dtype=np.int64)
+    for group, owner in zip(index.groups, owners, strict=True):
+        if group.units:
+            loads += group.weight * np.bincount(owner[owner >= 0], minlength=index.member_count)
+    return int((loads * loads).sum())
+
+
+def load_ranges(index: ConsumerIndex, deadline: float, least: int) -> np.ndarray | None:
+    """Per member, the [lowest, highest] load it carries in any assignment with the least sum
+    of squares `least` (shape (members, 2); members that take nothing: [0, 0]), from the
+    load-count model: per type of interchangeable members, whether some balanced assignment has
+    a member of that type below (above) the lowest (highest) load seen so far, until none has.
+    None when the model is too large or the work would take more than a quarter of the time left."""
+    weights = {group.weight for group in index.groups if group.units and group.eligible}
+    types = list(_types(index).items())
+    window = _load_window(index, solve_sticky(index, TimeBudget(deadline)), dict(types))
+    if not weights <= {1, 2} or len(types) * (window[1] - window[0] + 1) > LOAD_COUNTS_LIMIT:
+        return None
+    stop = time.monotonic() + (deadline - time.monotonic()) / 4
+    model, _, counts, squares = _load_count_model(index, stop, window)
+    model.add(squares == least)
+    seen: dict[int, list[int]] = {}
+
+    def solve(objective: cp_model.LinearExprT) -> int:
+        model.clear_objective()
+        model.maximize(objective)
+        try:
+            solver = _solve(model, stop)
+        except SolveTimeout:
+            raise _RangesTooSlow from None
+        for (t, load), count in counts.items():
+            if solver.value(count) > 0:
+                low, high = seen.get(t, [load, load])
+                seen[t] = [min(low, load), max(high, load)]
+        return int(round(solver.objective_value))
+
+    try:
+        solve(0)
+        for t in range(len(types)):
+            if t not in seen:
+                return None
+            # the lowest load: while some balanced assignment has a lower one, look again
+            while solve(sum(v for (tt, load), v in counts.items() if tt == t and load < seen[t][0])) > 0:
+                pass
+            while solve(sum(v for (tt, load), v in counts.items() if tt == t and load > seen[t][1])) > 0:
+                pass
+    except _RangesTooSlow:
+        return None
+    ranges = np.zeros((index.member_count, 2), dtype=np.int64)
+    for t, (_, members) in enumerate(types):
+        ranges[members] = seen[t]
+    return ranges
+
+
+class _RangesTooSlow(Exception):
+    pass
 
 
 def _load_window(
@@ -112,13 +180,15 @@ def _types(index: ConsumerIndex) -> dict[tuple[int, ...], list[int]]:
     return types
 
 
-def _least_squares_by_load_counts(
+def _load_count_model(
     index: ConsumerIndex, deadline: float, window: tuple[int, int]
-) -> tuple[int, dict[tuple[int, int], int]]:
-    """Units weigh 1 or 2 partitions. Per type of interchangeable members: how many units of
-    each group it takes, and how many of its members carry each load. Loads are realisable
-    exactly when no more members carry an odd load than the type takes single partitions
-    (each odd load needs one; the rest pair up with the 2-partition units)."""
+) -> tuple[
+    cp_model.CpModel,
+    dict[tuple[int, int], cp_model.IntVar],
+    dict[tuple[int, int], cp_model.IntVar],
+    cp_model.LinearExprT,
+]:
+    """(model, units per (type, group), members per (type, load), the sum of squared loads)."""
     model = cp_model.CpModel()
     types = list(_types(index).items())
     groups = index.groups
@@ -148,7 +218,22 @@ def _least_squares_by_load_counts(
         singles = sum(take[t, g] for g in gs if groups[g].weight == 1)
         model.add(sum(v for load, v in row.items() if load % 2) <= singles)
         squares.append(sum(load * load * v for load, v in row.items() if load))
-    model.minimize(sum(squares))
+    return model, take, counts, sum(squares)
+
+
+def _least_squares_by_load_counts(
+    index: ConsumerIndex, deadline: float, window: tuple[int, int], bound: int | None = None
+) -> tuple[int, dict[tuple[int, int], int]]:
+    """Units weigh 1 or 2 partitions. Per type of interchangeable members: how many units of
+    each group it takes, and how many of its members carry each load. Loads are realisable
+    exactly when no more members carry an odd load than the type takes single partitions
+    (each odd load needs one; the rest pair up with the 2-partition units)."""
+    model, take, counts, squares = _load_count_model(index, deadline, window)
+    types = list(_types(index).items())
+    if bound is not None:
+        # the split relaxation's optimum: nothing is more even
+        model.add(squares >= bound)
+    model.minimize(squares)
     solver = _solve(model, deadline)
     per_group: dict[tuple[int, int], int] = {}
     for t, (gs, members) in enumerate(types):
@@ -189,7 +274,7 @@ def _realise(
 
 
 def _least_squares_by_member(
-    index: ConsumerIndex, deadline: float, window: tuple[int, int]
+    index: ConsumerIndex, deadline: float, window: tuple[int, int], bound: int | None = None
 ) -> tuple[int, dict[tuple[int, int], int]]:
     """Any unit weights: one integer per (group, eligible member); interchangeable members'
     loads ordered."""
@@ -226,6 +311,9 @@ def _least_squares_by_member(
         for first, second in zip(members, members[1:], strict=False):
             # their permutations need no proof
             model.add(loads[first] >= loads[second])
+    if bound is not None:
+        # the split relaxation's optimum: nothing is more even
+        model.add(sum(squares) >= bound)
     model.minimize(sum(squares))
     solver = _solve(model, deadline)
     per_group = {key: int(solver.value(v)) for key, v in take.items()}

@@ -16,16 +16,36 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from models.consumer_index import ConsumerIndex
-from solvers.consumer_balance import UNARY_STEPS_LIMIT, least_squares, squared
+from solvers.consumer_balance import UNARY_STEPS_LIMIT, least_squares, load_ranges, squared
 from solvers.consumer_classes import UnitClasses, materialize
+from solvers.consumer_split_bound import SplitBound, moves_within
 from solvers.errors import SolverFailure, SolveTimeout
 
 
 def solve_cpsat(
-    index: ConsumerIndex, unit_classes: UnitClasses, *, max_imbalance: int, deadline: float
+    index: ConsumerIndex,
+    unit_classes: UnitClasses,
+    *,
+    max_imbalance: int,
+    deadline: float,
+    split: SplitBound | None = None,
 ) -> list[np.ndarray]:
+    """`split`: the split relaxation's bounds (balance, and moves at that balance), with
+    max_imbalance 0: CP-SAT stops where it reaches them."""
     # balance first: the most even loads the subscriptions allow (proven on its own small model)
-    least, reaching = least_squares(index, unit_classes, deadline)
+    least, reaching = least_squares(index, unit_classes, deadline, split.squares if split else None)
+    if (
+        split is not None
+        and max_imbalance == 0
+        and split.squares == least
+        and _moves_of(unit_classes, reaching) == split.moves
+        and not any(pool.rack_miss for pool in unit_classes.pools)
+    ):
+        # the balanced answer already moves as few as the relaxation: optimal, no model needed
+        rows = [(c, m, v) for (c, m), v in reaching.items() if v]
+        direct = tuple(np.array([r[i] for r in rows], dtype=np.int64) for i in range(3))
+        empty = np.zeros(0, dtype=np.int64)
+        return materialize(unit_classes, direct, (empty, empty, empty))  # type: ignore[arg-type]
     model = ConsumerCpModel(index, unit_classes, deadline)
     balanced = _Solved(least, {key: reaching.get(key, 0) for key in model.take})
     model.last = balanced
@@ -38,20 +58,59 @@ def solve_cpsat(
         model.minimise(model.moves(), deadline)
         model.minimise(squares, deadline)
     else:
-        # the next levels keep the balance at its optimum; every load of such an assignment
-        # lies within sqrt(spread) of the mean, where spread = least - total^2 / members
-        active = [top for top in model.tops if top]
-        total = sum(model.solved_loads(balanced))
-        spread = least - total * total / max(len(active), 1)
-        mean = total / max(len(active), 1)
-        reach = math.isqrt(max(0, math.floor(spread))) + 1
-        window = (max(0, math.floor(mean) - reach), math.ceil(mean) + reach)
-        model.bound_loads(*window)
-        model.model.add(model.sum_of_squares(window) == least)
-        model.minimise(model.moves(), deadline)
+        # the next levels keep the balance at its optimum: each member within the loads it
+        # carries in balanced assignments where those are known (then, when each range is at
+        # most two loads wide, the squares are linear in the loads), else within sqrt(spread)
+        # of the mean, where spread = least - total^2 / members
+        ranges = load_ranges(index, deadline, least)
+        if ranges is not None:
+            model.bound_member_loads(ranges)
+        if ranges is not None and bool((ranges[:, 1] - ranges[:, 0] <= 1).all()):
+            model.model.add(model.narrow_squares(ranges) == least)
+        else:
+            active = [top for top in model.tops if top]
+            total = sum(model.solved_loads(balanced))
+            spread = least - total * total / max(len(active), 1)
+            mean = total / max(len(active), 1)
+            reach = math.isqrt(max(0, math.floor(spread))) + 1
+            window = (max(0, math.floor(mean) - reach), math.ceil(mean) + reach)
+            model.bound_loads(*window)
+            model.model.add(model.sum_of_squares(window) == least)
+        moves = model.moves()
+        if split is not None:
+            # what the relaxations prove: no balanced assignment moves fewer
+            model.model.add(moves >= _moves_floor(index, split, least, ranges, deadline))
+        model.minimise(moves, deadline)
     if any(pool.rack_miss for pool in unit_classes.pools):
         model.minimise(model.rack_misses(), deadline)
     return model.owners()
+
+
+def _moves_of(unit_classes: UnitClasses, counts: dict[tuple[int, int], int]) -> int:
+    """Moves of an assignment given as units per (class, member)."""
+    kept = {
+        (c, m): k
+        for c, m, k in zip(
+            unit_classes.kept_class.tolist(),
+            unit_classes.kept_member.tolist(),
+            unit_classes.kept_count.tolist(),
+            strict=True,
+        )
+    }
+    claimed = unit_classes.class_claimed
+    return sum((int(claimed[c]) - kept.get((c, m), 0)) * v for (c, m), v in counts.items())
+
+
+def _moves_floor(
+    index: ConsumerIndex, split: SplitBound, least: int, ranges: np.ndarray | None, deadline: float
+) -> int:
+    """A lower bound on the moves of every balanced assignment: the split relaxation's own
+    where its balance is the real one, and the relaxation's with every load within the range
+    it takes in balanced assignments."""
+    floors = [split.moves if split.squares == least else 0]
+    if ranges is not None:
+        floors.append(moves_within(index, ranges, deadline) or 0)
+    return max(floors)
 
 
 class _Solved:
@@ -149,6 +208,21 @@ class ConsumerCpModel:
             for (c, m), v in self.take.items()
         )
 
+    def bound_member_loads(self, ranges: np.ndarray) -> None:
+        for load, top, (low, high) in zip(self.loads, self.tops, ranges.tolist(), strict=True):
+            if top > 0:
+                # the load this member carries in every balanced assignment
+                self.model.add_linear_constraint(load, low, high)
+
+    def narrow_squares(self, ranges: np.ndarray) -> cp_model.LinearExprT:
+        """Squared loads, for loads bounded to ranges at most two loads wide: on {a, a + 1},
+        x^2 = (2a + 1) x - a (a + 1), linear (so the LP relaxation is exact)."""
+        return sum(
+            (2 * low + 1) * load - low * (low + 1)
+            for load, top, (low, _) in zip(self.loads, self.tops, ranges.tolist(), strict=True)
+            if top > 0
+        )
+
     def bound_loads(self, low: int, high: int) -> None:
         for load, top in zip(self.loads, self.tops, strict=True):
             if top > 0:
@@ -170,6 +244,9 @@ class ConsumerCpModel:
         solver.parameters.max_time_in_seconds = left
         # one worker: the same request always gets the same answer (the contract's determinism)
         solver.parameters.num_workers = 1
+        # no symmetry detection: on large join groups it ran far past max_time_in_seconds (a
+        # 2 s request took 56 s); interchangeable members are ordered by the model instead
+        solver.parameters.symmetry_level = 0
         status = solver.solve(self.model)
         if status == cp_model.UNKNOWN or status == cp_model.FEASIBLE:
             raise SolveTimeout("CP-SAT did not prove optimality within the time limit")

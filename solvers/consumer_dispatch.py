@@ -21,6 +21,7 @@ from solvers.consumer_equal import solve_equal
 from solvers.consumer_flow import solve_min_cost_flow
 from solvers.consumer_quick import solve_quick
 from solvers.consumer_result import Outcome, build_solution
+from solvers.consumer_split_bound import split_bound
 from solvers.consumer_sticky import solve_sticky
 from solvers.errors import SolverFailure, SolveTimeout
 
@@ -127,7 +128,11 @@ def _optimal_or_fallback(
                 index, classes, weights, max_imbalance=options.max_imbalance, deadline=deadline
             )
             return answer.owners, Outcome("optimal", "min-cost-flow", True, False)
-        owners = solve_cpsat(index, classes, max_imbalance=options.max_imbalance, deadline=deadline)
+        split = split_bound(index, deadline) if options.max_imbalance == 0 else None
+        if split is not None and split.owners is not None:
+            # the relaxation's answer keeps every join unit whole: optimal at every level
+            return split.owners, Outcome("optimal", "min-cost-flow", True, False)
+        owners = solve_cpsat(index, classes, max_imbalance=options.max_imbalance, deadline=deadline, split=split)
         return owners, Outcome("optimal", "cp-sat", True, False)
     except (SolveTimeout, SolverFailure) as reason:
         why = f"the optimal solver stopped: {reason}"

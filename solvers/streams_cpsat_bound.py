@@ -122,6 +122,8 @@ def cpsat_certify(
     solver.parameters.num_workers = 1
     # the linear relaxation of every constraint: the balance bounds come from adding them up
     solver.parameters.linearization_level = 2
+    # no symmetry detection: it does not keep to max_time_in_seconds
+    solver.parameters.symmetry_level = 0
     beaten = False
     variables = [v for row in act + sby for v in row] + [v for row in stateless_counts.values() for v in row]
     for level, (objective, reached) in enumerate(levels):
