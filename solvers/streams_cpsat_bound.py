@@ -66,7 +66,8 @@ def cpsat_certify(
             return CpsatVerdict(False)  # building the model used up the time: no proof
         size = len(tasks)
         on = np.bincount(active[tasks], minlength=n).tolist()
-        beside = np.bincount(standby[tasks].ravel(), minlength=n).tolist() if r else [0] * n
+        standby_clients = standby[tasks].ravel()
+        beside = np.bincount(standby_clients[standby_clients >= 0], minlength=n).tolist()
         act.append([model.new_int_var(0, size, f"a{c}_{j}") for j in clients])
         sby.append([model.new_int_var(0, size if r else 0, f"s{c}_{j}") for j in clients])
         # every task of the class has one active and `r` standbys
