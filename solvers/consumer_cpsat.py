@@ -86,17 +86,20 @@ def solve_cpsat(
     return model.owners()
 
 
-def _moves_of(unit_classes: UnitClasses, counts: dict[tuple[int, int], int]) -> int:
-    """Moves of an assignment given as units per (class, member)."""
-    kept = {
-        (c, m): k
-        for c, m, k in zip(
-            unit_classes.kept_class.tolist(),
-            unit_classes.kept_member.tolist(),
+def _kept_units(unit_classes: UnitClasses) -> dict[tuple[int, int], int]:
+    """Units each member already owns, per (class, member)."""
+    return dict(
+        zip(
+            zip(unit_classes.kept_class.tolist(), unit_classes.kept_member.tolist(), strict=True),
             unit_classes.kept_count.tolist(),
             strict=True,
         )
-    }
+    )
+
+
+def _moves_of(unit_classes: UnitClasses, counts: dict[tuple[int, int], int]) -> int:
+    """Moves of an assignment given as units per (class, member)."""
+    kept = _kept_units(unit_classes)
     claimed = unit_classes.class_claimed
     return sum((int(claimed[c]) - kept.get((c, m), 0)) * v for (c, m), v in counts.items())
 
@@ -128,15 +131,7 @@ class ConsumerCpModel:
         self.weight: dict[tuple[int, int], int] = {}
         self.last: _Solved | None = None
         sizes = unit_classes.size.tolist()
-        self.kept: dict[tuple[int, int], int] = {
-            (c, m): k
-            for c, m, k in zip(
-                unit_classes.kept_class.tolist(),
-                unit_classes.kept_member.tolist(),
-                unit_classes.kept_count.tolist(),
-                strict=True,
-            )
-        }
+        self.kept = _kept_units(unit_classes)
         for c, (p, size) in enumerate(zip(unit_classes.class_pool.tolist(), sizes, strict=True)):
             if c % 256 == 0 and time.monotonic() > deadline:
                 raise SolveTimeout("building the CP-SAT model used up the time limit")
