@@ -86,7 +86,7 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
     topics = {t: problem.topics[t] for t in subscribed}
 
     member_ids = tuple(m.id for m in members)
-    claims = resolve_claims(members, member_ids, subscriptions, problem.topics, subscribed)
+    claims = resolve_claims(members, member_ids, subscriptions, problem.topics, subscribed, _claims_by_id(problem))
     owner, conflicted, reported = claims.owner, claims.conflicted, claims.reported
     warnings.extend(claims.warnings)
 
@@ -115,6 +115,17 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
         equal_subscriptions=equal,
         warnings=tuple(warnings),
     )
+
+
+def _claims_by_id(problem: ConsumerProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The claim columns made while validating, members renumbered in id order."""
+    columns = problem.owned_columns
+    if columns is None:
+        return None
+    order = sorted(range(len(problem.members)), key=lambda i: problem.members[i].id)
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    return rank[columns.member], columns.topic, columns.partition
 
 
 def _unit_groups(
