@@ -51,6 +51,7 @@ def churn(bootstrap: str, url: str, name: str, topic: str) -> list[tuple[str, in
         [sys.executable, "-m", "tests.kafka.member_process", bootstrap, topic, group, url, name],
         stdout=subprocess.DEVNULL,
     )
+    _wait_for_doomed(members[0], START)
     _settle(members, time.monotonic())
     results = []
     try:
@@ -79,6 +80,16 @@ def churn(bootstrap: str, url: str, name: str, topic: str) -> list[tuple[str, in
             m.leave()
         admin.close()
     return results
+
+
+def _wait_for_doomed(first: Member, count: int, limit_s: float = 60.0) -> None:
+    """Wait until the member in its own process owns partitions too (the first member owns fewer
+    than all), so the first `join` step does not also count that process's own join."""
+    started = time.monotonic()
+    while not 0 < len(first.owned()) < count:
+        if time.monotonic() - started > limit_s:
+            raise AssertionError("the member in its own process never joined")
+        time.sleep(0.05)
 
 
 def _settle(

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation, model_validator
 
+from models.consumer_owned import OwnedColumns, OwnedMap, TopicName, owned_columns
 from models.int_ranges import Int32
 
 MemberId = Annotated[str, Field(min_length=1)]
-TopicName = Annotated[str, Field(min_length=1)]
-PartitionNumber = Annotated[Int32, Field(ge=0)]
 
 ConsumerStrategy = Literal["optimal", "sticky", "range", "roundrobin"]
 Protocol = Literal["eager", "cooperative"]
@@ -28,7 +27,8 @@ class ConsumerMember(_Frozen):
 
     id: MemberId
     topics: list[TopicName]
-    owned: dict[TopicName, list[PartitionNumber]] = Field(default_factory=dict)
+    owned: SkipValidation[OwnedMap] = Field(default_factory=dict)
+    """checked (as `OwnedMap`) by ConsumerProblem for all members at once: models/consumer_owned.py."""
     generation: Annotated[Int32, Field(ge=-1)] = -1
     rack: Annotated[str, Field(min_length=1)] | None = None
 
@@ -48,9 +48,18 @@ class ConsumerProblem(_Frozen):
     options: ConsumerOptions = Field(default_factory=ConsumerOptions)
     copartitioned: list[Annotated[list[TopicName], Field(min_length=1)]] = Field(default_factory=list)
     partition_racks: dict[TopicName, list[list[Annotated[str, Field(min_length=1)]]]] = Field(default_factory=dict)
+    _owned_columns: OwnedColumns | None = PrivateAttr(default=None)
+
+    @property
+    def owned_columns(self) -> OwnedColumns | None:
+        """every member's claims as columns (members in request order; topics by position in
+        `sorted(topics)`), made while validating; None for a model made without validation."""
+        return self._owned_columns
 
     @model_validator(mode="after")
     def _check_cross_fields(self) -> ConsumerProblem:
+        position = {t: i for i, t in enumerate(sorted(self.topics))}
+        self._owned_columns = owned_columns([m.owned for m in self.members], position)
         seen: dict[str, int] = {}
         for i, member in enumerate(self.members):
             if member.id in seen:

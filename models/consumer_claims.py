@@ -85,13 +85,16 @@ def resolve_claims(
     subscriptions: Sequence[frozenset[str]],
     topic_counts: dict[str, int],
     subscribed_topics: Sequence[str],
+    columns: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> Resolution:
-    """Resolve the claims of `members` (sorted by id; index = member number) on `topic_counts`."""
+    """Resolve the claims of `members` (sorted by id; index = member number) on `topic_counts`.
+    `columns`: the claims as (member, topic, partition) when already flattened (topic = position
+    in `sorted(topic_counts)`, -1 when unknown); else read from the members' `owned` maps."""
     names = tuple(sorted(topic_counts))
     position = {t: i for i, t in enumerate(names)}
     counts = np.array([topic_counts[t] for t in names], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    member, topic, partition = _claim_columns(members, position)
+    member, topic, partition = columns if columns is not None else _claim_columns(members, position)
     member, topic, partition = _distinct(member, topic, partition, len(members), len(names))
 
     known = topic >= 0
@@ -132,8 +135,8 @@ def resolve_claims(
     for t in np.unique(topic[live[first & tied_key]]).tolist():
         conflicted[names[t]] = np.flatnonzero(tied_flat[offsets[t] : offsets[t + 1]])
     ignored = np.flatnonzero(reason >= 0)
-    columns = _Columns(member, topic, partition, reason, live, best_gen)
-    warnings = _warnings(ignored, columns, members, member_ids, names, counts)
+    table = _Columns(member, topic, partition, reason, live, best_gen)
+    warnings = _warnings(ignored, table, members, member_ids, names, counts)
     return Resolution(owner, conflicted, reported, len(ignored), warnings)
 
 

@@ -86,7 +86,7 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
     topics = {t: problem.topics[t] for t in subscribed}
 
     member_ids = tuple(m.id for m in members)
-    claims = resolve_claims(members, member_ids, subscriptions, problem.topics, subscribed)
+    claims = resolve_claims(members, member_ids, subscriptions, problem.topics, subscribed, _claims_by_id(problem))
     owner, conflicted, reported = claims.owner, claims.conflicted, claims.reported
     warnings.extend(claims.warnings)
 
@@ -96,7 +96,7 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
             f"{cut} partitions of co-partitioned topics beyond the group's smallest partition "
             "count stay unassigned (KIP-315)"
         )
-    owned = int(sum(int((g.claims >= 0).sum()) for g in groups))
+    owned = sum(int(np.count_nonzero(g.claims >= 0)) for g in groups)
     equal = (
         len(set(subscriptions)) == 1
         and all(len(g.topics) == 1 for g in groups)
@@ -117,6 +117,17 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
     )
 
 
+def _claims_by_id(problem: ConsumerProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The claim columns made while validating, members renumbered in id order."""
+    columns = problem.owned_columns
+    if columns is None:
+        return None
+    order = sorted(range(len(problem.members)), key=lambda i: problem.members[i].id)
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    return rank[columns.member], columns.topic, columns.partition
+
+
 def _unit_groups(
     problem: ConsumerProblem,
     subscriptions: tuple[frozenset[str], ...],
@@ -129,28 +140,40 @@ def _unit_groups(
     groups: list[UnitGroup] = []
     cut = 0
     row = {t: i for i, t in enumerate(topics)}
-    reads = np.zeros((len(topics), len(subscriptions)), dtype=np.int64)
+    reads = np.zeros((len(topics), len(subscriptions)), dtype=bool)
     shared: dict[bytes, tuple[int, ...]] = {}
     rows_of: dict[frozenset[str], np.ndarray] = {}
     for m, subs in enumerate(subscriptions):
         if subs not in rows_of:
             rows_of[subs] = np.fromiter((row[t] for t in subs), dtype=np.int64, count=len(subs))
-        reads[rows_of[subs], m] = 1
+        reads[rows_of[subs], m] = True
+    # a single topic's readers, for all topics at once: row r's are columns[starts[r]:starts[r + 1]]
+    read_rows, read_columns = np.nonzero(reads)
+    starts = np.searchsorted(read_rows, np.arange(len(topics) + 1)).tolist()
+    columns = read_columns.tolist()
     for shape in sorted(shapes):
         live = tuple(t for t in shape if t in topics)
         if not live:
             continue
         units = min(problem.topics[t] for t in shape)
         cut += sum(topics[t] - units for t in live)
-        weight = reads[[row[t] for t in live]].sum(axis=0)
-        top = int(weight.max())
-        mask = (weight == top) & (top > 0)
         # groups read by the same members share one tuple (equal subscriptions: all of them)
-        key = mask.tobytes()
-        if key not in shared:
-            shared[key] = tuple(np.flatnonzero(mask).tolist())
+        if len(live) == 1:
+            at = row[live[0]]
+            top = 1 if starts[at + 1] > starts[at] else 0
+            key = reads[at].tobytes()
+            if key not in shared:
+                shared[key] = tuple(columns[starts[at] : starts[at + 1]])
+            claims = owner[live[0]][None, :units]
+        else:
+            weight = reads[[row[t] for t in live]].sum(axis=0)
+            top = int(weight.max())
+            mask = (weight == top) & (top > 0)
+            key = mask.tobytes()
+            if key not in shared:
+                shared[key] = tuple(np.flatnonzero(mask).tolist())
+            claims = np.stack([owner[t][:units] for t in live]) if units else np.zeros((len(live), 0))
         eligible = shared[key]
-        claims = np.stack([owner[t][:units] for t in live]) if units else np.zeros((len(live), 0))
         racks = None
         if any(t in problem.partition_racks for t in live):
             racks = tuple(

@@ -37,6 +37,11 @@ def first_problem(error: ValidationError) -> ProblemError:
     detail = details[0]
     message = str(detail.get("msg", "invalid value"))
     field = field_path(tuple(detail.get("loc", ())))
+    cause = (detail.get("ctx") or {}).get("error")
+    if isinstance(cause, ProblemError):
+        # a model's own check that names the field below the model itself
+        joiner = "" if not field or cause.field.startswith("[") else "."
+        return ProblemError(f"{field}{joiner}{cause.field}", cause.reason)
     if message.startswith("Value error, "):
         message = message.removeprefix("Value error, ")
         # a model's own checks put the path below the model in front of their message

@@ -20,6 +20,7 @@ from models import ConsumerProblem, ConsumerSolution
 from models.streams import StreamsProblem, StreamsSolution
 from service.answering import answer
 from service.auth import add_authentication, current_tenant
+from service.direct_routes import StickydApp
 from service.groups import groups
 from service.offline_docs import add_offline_docs
 from service.services import Services, get_services
@@ -85,7 +86,7 @@ async def metrics(services: ServicesDep) -> Response:
     return Response(generate_latest(services.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None) -> StickydApp:
     settings = settings or get_settings()
 
     @asynccontextmanager
@@ -98,7 +99,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             await services.close()
 
-    app = FastAPI(
+    app = StickydApp(
         title="stickyd",
         version="1",
         summary="Provably balanced, minimally moving assignments for Kafka consumer groups and Streams.",
@@ -112,6 +113,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     add_offline_docs(app)
     add_authentication(app, settings)
     app.include_router(assign)
+    app.answer_directly(assign)
     app.include_router(ops)
     app.include_router(groups)
     _add_error_handlers(app)

@@ -8,6 +8,7 @@ import numpy as np
 
 from models.consumer import ConsumerProblem, ConsumerSolution, ConsumerStats, TopicPartitions
 from models.consumer_index import ConsumerIndex
+from solvers.consumer_lazy import LazyConsumerSolution
 
 
 @dataclass(frozen=True)
@@ -116,12 +117,10 @@ def build_solution(
     outcome: Outcome,
     time_ms: float,
 ) -> ConsumerSolution:
+    """The answer with its stats; the partition maps are made from the columns on first use."""
     placement = place(index, owners)
     load = loads(index, owners)
     kept = kept_count(index, owners)
-    columns = columns_of(placement)
-    target = nested(index.members, placement.names, columns)
-    unassigned = unassigned_lists(placement)
     stats = ConsumerStats(
         strategy=problem.options.strategy,  # type: ignore[arg-type]
         solver=outcome.solver,
@@ -135,15 +134,19 @@ def build_solution(
         time_ms=round(time_ms, 3),
         warnings=[*index.warnings, *outcome.warnings],
     )
-    # built here from validated parts: constructed without re-validating a million integers
-    if problem.options.protocol == "eager":
-        return ConsumerSolution.model_construct(
-            assignment=target, revoke={}, target=None, unassigned=unassigned, stats=stats
-        )
+    cooperative = problem.options.protocol == "cooperative"
+    return LazyConsumerSolution.of(stats, lambda: answer_maps(index, placement, cooperative))
+
+
+def answer_maps(index: ConsumerIndex, placement: Placement, cooperative: bool) -> dict[str, object]:
+    """assignment, revoke, target and unassigned as the contract's nested maps."""
+    columns = columns_of(placement)
+    target = nested(index.members, placement.names, columns)
+    unassigned = unassigned_lists(placement)
+    if not cooperative:
+        return {"assignment": target, "revoke": {}, "target": None, "unassigned": unassigned}
     revoke, assignment = _cooperative(index, placement, columns)
-    return ConsumerSolution.model_construct(
-        assignment=assignment, revoke=revoke, target=target, unassigned=unassigned, stats=stats
-    )
+    return {"assignment": assignment, "revoke": revoke, "target": target, "unassigned": unassigned}
 
 
 def _cooperative(
