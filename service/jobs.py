@@ -16,9 +16,11 @@ from typing import Any, Literal
 from models import ConsumerProblem, ConsumerSolution, ProblemError, parse
 from models.streams import StreamsProblem, StreamsSolution
 from service.costs import over_limits, request_cost
-from service.json_guard import load_object
+from service.json_guard import load_object_fast
 from solvers import solve_consumer, solve_streams
 from solvers.budget import TimeBudget
+from solvers.collector import collector_paused
+from solvers.consumer_lazy import LazyConsumerSolution
 
 log = logging.getLogger(__name__)
 
@@ -78,8 +80,21 @@ def run_job(
     in; now when None); once the limit is known, `on_deadline` is told the deadline.
     """
     arrived = time.monotonic() if arrived is None else arrived
+    # a 1M-partition body decodes to a million small lists: no cyclic collections meanwhile
+    with collector_paused():
+        return _run_job(kind, body, limits, arrived, fallback_reason, on_deadline)
+
+
+def _run_job(
+    kind: Kind,
+    body: bytes,
+    limits: Limits,
+    arrived: float,
+    fallback_reason: str | None,
+    on_deadline: Callable[[float], None] | None,
+) -> JobResult:
     try:
-        data = load_object(body)
+        data = load_object_fast(body)
     except ProblemError as problem:
         return error(422, problem.field, problem.reason)
     cost = request_cost(kind, data)
@@ -122,7 +137,9 @@ def _solve(
         stats.warnings.append(f"time_limit_ms capped to {capped} (STICKYD_MAX_TIME_LIMIT_MS)")
     return JobResult(
         status=200,
-        body=solution.model_dump_json().encode(),
+        body=solution.answer_json()
+        if isinstance(solution, LazyConsumerSolution)
+        else solution.model_dump_json().encode(),
         strategy=stats.strategy,
         solver=stats.solver,
         optimal=stats.optimal,
