@@ -108,6 +108,8 @@ def _gather(table: np.ndarray, seg_at: np.ndarray, seg_len: np.ndarray, out_at: 
     """table[seg_at[i] : seg_at[i] + seg_len[i]] for every i, laid end to end (segment i
     starting at out_at[i])."""
     total = int(out_at[-1] + seg_len[-1]) if len(seg_len) else 0
-    index = np.arange(total, dtype=np.int64)
-    index += np.repeat(seg_at - out_at, seg_len)
+    small = max(total, len(table)) < 2**31 - 1
+    kind = np.int32 if small else np.int64  # half the memory traffic for any realistic answer
+    index = np.arange(total, dtype=kind)
+    np.add(index, np.repeat((seg_at - out_at).astype(kind), seg_len), out=index)
     return table[index]

@@ -10,6 +10,7 @@ from models.consumer import ConsumerProblem, ConsumerSolution, ConsumerStats, To
 from models.consumer_index import ConsumerIndex
 from solvers.consumer_answer_json import Columns, json_name, nested_json, topic_lists_json
 from solvers.consumer_lazy import LazyConsumerSolution
+from solvers.consumer_quick import small_int
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,8 @@ def place(index: ConsumerIndex, owners: list[np.ndarray]) -> Placement:
 def columns_of(placement: Placement) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(member, topic, partition) of every assigned partition, sorted in that order."""
     assigned = np.flatnonzero(placement.owner >= 0)
-    order = assigned[np.argsort(placement.owner[assigned], kind="stable")]
+    members = int(placement.owner.max()) + 1 if len(placement.owner) else 0
+    order = assigned[np.argsort(placement.owner[assigned].astype(small_int(members)), kind="stable")]
     topic = np.searchsorted(placement.offsets, order, side="right") - 1
     return placement.owner[order], topic, order - placement.offsets[topic]
 
