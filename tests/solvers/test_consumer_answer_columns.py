@@ -30,6 +30,7 @@ def test_answer_bytes_from_columns_equal_the_dumped_maps(problem: dict[str, Any]
     """answer_json() (before anything is materialised) == model_dump_json(), as JSON documents."""
     problem = {**problem, "options": {"strategy": strategy, "protocol": protocol}}
     solution = solve_consumer(problem)
+    assert isinstance(solution, LazyConsumerSolution)
     written = json.loads(solution.answer_json())
     dumped = json.loads(solution.model_dump_json())
     assert written == dumped
@@ -47,6 +48,7 @@ def test_escaped_names_and_empty_members_are_written_as_pydantic_writes_them() -
         "options": {"protocol": "cooperative"},
     }
     solution = solve_consumer(problem)
+    assert isinstance(solution, LazyConsumerSolution)
     assert json.loads(solution.answer_json()) == json.loads(solution.model_dump_json())
     assert solution.assignment["idle"] == {}
 
