@@ -17,9 +17,11 @@ from models import ConsumerProblem, ConsumerSolution, ProblemError, parse
 from models.streams import StreamsProblem, StreamsSolution
 from service.costs import over_limits, request_cost
 from service.floor import floor_ms
-from service.json_guard import load_object
+from service.json_guard import load_object_fast
 from solvers import solve_consumer, solve_streams
 from solvers.budget import TimeBudget
+from solvers.collector import collector_paused
+from solvers.consumer_lazy import LazyConsumerSolution
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +82,21 @@ def run_job(
     in; now when None); once the limit is known, `on_deadline` is told the deadline.
     """
     arrived = time.monotonic() if arrived is None else arrived
+    # a 1M-partition body decodes to a million small lists: no cyclic collections meanwhile
+    with collector_paused():
+        return _run_job(kind, body, limits, arrived, fallback_reason, on_deadline)
+
+
+def _run_job(
+    kind: Kind,
+    body: bytes,
+    limits: Limits,
+    arrived: float,
+    fallback_reason: str | None,
+    on_deadline: Callable[[float], None] | None,
+) -> JobResult:
     try:
-        data = load_object(body)
+        data = load_object_fast(body)
     except ProblemError as problem:
         return error(422, problem.field, problem.reason)
     cost = request_cost(kind, data)
@@ -129,7 +144,9 @@ def _solve(
         stats.warnings.append(raised_to_floor(kind, capped, kept, sizes["partitions"]))
     return JobResult(
         status=200,
-        body=solution.model_dump_json().encode(),
+        body=solution.answer_json()
+        if isinstance(solution, LazyConsumerSolution)
+        else solution.model_dump_json().encode(),
         strategy=stats.strategy,
         solver=stats.solver,
         optimal=stats.optimal,
