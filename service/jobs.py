@@ -65,7 +65,7 @@ def error(status: int, field: str, reason: str, partitions: int = 0, members: in
 
 def run_job(
     kind: Kind,
-    body: bytes,
+    body: bytes | dict[str, Any],
     limits: Limits,
     *,
     arrived: float | None = None,
@@ -74,12 +74,15 @@ def run_job(
 ) -> JobResult:
     """Parse, check limits, solve. Never raises for anything a client can send.
 
+    `body` is the request's JSON bytes, or (the groups path, which parsed and filled in the
+    request already) its contract dict: then it is not serialised and parsed again.
+
     The request's time limit counts from `arrived` (a monotonic instant, where the request came
     in; now when None); once the limit is known, `on_deadline` is told the deadline.
     """
     arrived = time.monotonic() if arrived is None else arrived
     try:
-        data = load_object(body)
+        data = body if isinstance(body, dict) else load_object(body)
     except ProblemError as problem:
         return error(422, problem.field, problem.reason)
     cost = request_cost(kind, data)
