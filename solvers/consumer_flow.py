@@ -14,8 +14,9 @@ keeps its units minus what it sends back. That leaves pools + members + 1 nodes 
 
 The objective is lexicographic, folded into one integer cost: balance (sum of squared loads)
 above moves above rack misses. Loads are convex, so a member's k-th unit costs more than its
-(k-1)-th; only a window of those unit arcs is built, linear outside it, and the window is
-re-centred until every load lies where the linear pieces are exact (a proof, not a guess).
+(k-1)-th; unit arcs are built only inside a window per member, doubling segments outside it,
+and windows widen until every load lies where the arcs' marginals prove it optimal (a proof,
+not a guess: solvers/convex_loads.py).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ import numpy as np
 from ortools.graph.python import min_cost_flow
 
 from models.consumer_index import ConsumerIndex
-from solvers.consumer_classes import UnitClasses, materialize, ranges
+from solvers.consumer_classes import UnitClasses, materialize
+from solvers.convex_loads import load_segments, settled, widen
 from solvers.errors import SolverFailure, SolveTimeout
 
 _MAX_COST = 2**62
@@ -117,18 +119,17 @@ class ConsumerFlowModel:
         n = self.index.member_count
         share = self.total_units / max(1, int((self.capacity > 0).sum()))
         center = np.clip(np.full(n, round(share), dtype=np.int64), lo, hi)
-        radius = np.ones(n, dtype=np.int64)
+        a, b = np.maximum(center - 1, lo), np.minimum(center + 1, hi)
         for _ in range(_MAX_ROUNDS):
             if time.monotonic() > deadline:
                 raise SolveTimeout("min-cost flow did not finish within the time limit")
-            a, b = np.maximum(center - radius, lo), np.minimum(center + radius, hi)
             load_arcs = self._load_arcs(lo, hi, a, b, weights.balance)
             units, flows = self._run(fixed, load_arcs, lo)
-            exact = ((units >= a - 1) | (a == lo)) & ((units <= b + 1) | (b == hi))
-            if exact.all():
+            # without a balance level every load costs the same: any flow's loads are exact
+            done = settled(units, lo, hi, a, b) if weights.balance else np.ones(n, dtype=bool)
+            if done.all():
                 return self._answer(fixed, flows, units)
-            center = np.where(exact, center, units)
-            radius = np.where(exact, radius, radius * 4)
+            a, b = widen(units, lo, hi, a, b, done)
         raise SolverFailure("min-cost flow windows did not settle")
 
     def _routing_arcs(self, weights: Weights) -> tuple[np.ndarray, ...]:
@@ -185,33 +186,15 @@ class ConsumerFlowModel:
     def _load_arcs(
         self, lo: np.ndarray, hi: np.ndarray, a: np.ndarray, b: np.ndarray, balance: int
     ) -> tuple[np.ndarray, ...]:
-        """Member -> sink arcs: the k-th unit costs w^2 (2k - 1) times the balance weight,
-        exactly inside [a, b] and linearly outside it (a convex under-estimate)."""
+        """Member -> sink arcs: the k-th unit costs w^2 (2k - 1) times the balance weight, one
+        arc per unit inside (a, b], doubling segments outside (solvers.convex_loads)."""
         w2 = self.unit_weight * self.unit_weight * balance
-        tails: list[np.ndarray] = []
-        caps: list[np.ndarray] = []
-        costs: list[np.ndarray] = []
-        below = a > lo
-        members = np.arange(len(lo))
-        tails.append(members[below])
-        caps.append((a - lo)[below])
-        costs.append((w2 * (2 * a - 1))[below])
-        width = b - a
-        inside = np.repeat(members, width)
-        k = np.repeat(a, width) + ranges(width) + 1
-        tails.append(inside)
-        caps.append(np.ones(len(inside), dtype=np.int64))
-        costs.append(w2[inside] * (2 * k - 1))
-        above = hi > b
-        tails.append(members[above])
-        caps.append((hi - b)[above])
-        costs.append((w2 * (2 * b + 1))[above])
-        tail = np.concatenate(tails) + self.member_node0
+        member, capacity, k = load_segments(lo, hi, a, b)
         return (
-            tail.astype(np.int32),
-            np.full(len(tail), self.sink, dtype=np.int32),
-            np.concatenate(caps).astype(np.int64),
-            np.concatenate(costs).astype(np.int64),
+            (member + self.member_node0).astype(np.int32),
+            np.full(len(member), self.sink, dtype=np.int32),
+            capacity,
+            w2[member] * (2 * k - 1),
         )
 
     def _run(
