@@ -26,7 +26,7 @@ from service.answering import solve_body
 from service.groups.consumer import ConsumerRound, finish_consumer, prepare_consumer
 from service.groups.roster import RosterError
 from service.groups.streams import StreamsRound, finish_streams, prepare_streams
-from service.json_guard import load_object
+from service.json_guard import load_object_fast
 from service.services import Services
 from service.store import Database, NewGeneration, Retention, StaleWrite, StoredGroup, commit_generation, load_group
 
@@ -135,7 +135,7 @@ def _stale(group_id: str, sent: int, current: int) -> Answer:
 def _parse(body: bytes) -> RebalanceRequest:
     """The request, or ProblemError naming the field (a key given twice included, as on
     /v1/assign/*: service.json_guard)."""
-    data = load_object(body)
+    data = load_object_fast(body)
     try:
         return RebalanceRequest.model_validate(data)
     except ValidationError as error:
