@@ -98,7 +98,8 @@ def resolve_claims(
     member, topic, partition = _distinct(member, topic, partition, len(members), len(names))
 
     known = topic >= 0
-    in_range = known & (partition < counts[np.maximum(topic, 0)])
+    # topic -1 (unknown) reads the appended 0: never in range, also when no topic exists at all
+    in_range = known & (partition < np.append(counts, 0)[topic])
     reported = ReportedClaims(member[in_range], topic[in_range], partition[in_range], names, len(members))
     subscribed = np.zeros(len(member), dtype=bool)
     subscribed[in_range] = _subscribes(member[in_range], topic[in_range], subscriptions, position)
