@@ -98,7 +98,8 @@ def resolve_claims(
     member, topic, partition = _distinct(member, topic, partition, len(members), len(names))
 
     known = topic >= 0
-    in_range = known & (partition < counts[np.maximum(topic, 0)])
+    # topic -1 (unknown) reads the appended 0: never in range, also when no topic exists at all
+    in_range = known & (partition < np.append(counts, 0)[topic])
     reported = ReportedClaims(member[in_range], topic[in_range], partition[in_range], names, len(members))
     subscribed = np.zeros(len(member), dtype=bool)
     subscribed[in_range] = _subscribes(member[in_range], topic[in_range], subscriptions, position)
@@ -112,28 +113,27 @@ def resolve_claims(
     live = np.flatnonzero(subscribed)
     key = offsets[topic[live]] + partition[live]
     gen = generation[member[live]]
-    order = _by_key_then_generation_desc(key, gen)
-    live, key, gen = live[order], key[order], gen[order]
-    first = np.ones(len(key), dtype=bool)
-    first[1:] = key[1:] != key[:-1]
-    run = np.diff(np.append(np.flatnonzero(first), len(key)))
-    best_gen = np.repeat(gen[first], run)
+    # per partition: the highest generation claiming it, and how many claim it at that generation
+    size = int(offsets[-1])
+    best = np.full(size, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(best, key, gen)
+    best_gen = best[key]
     at_best = gen == best_gen
     # deduplicated, so a second claim of a key at its best generation is another member's: a tie
-    rivals = np.add.reduceat(at_best.astype(np.int64), np.flatnonzero(first)) if len(key) else np.zeros(0, np.int64)
-    tied_key = np.repeat(rivals > 1, run)
+    tied_flat = np.bincount(key[at_best], minlength=size) > 1
+    tied_key = tied_flat[key]
     reason[live[~at_best]] = STALE
     reason[live[at_best & tied_key]] = TIED
-    winners = first & ~tied_key
+    winners = at_best & ~tied_key
 
-    owner_flat = np.full(int(offsets[-1]), NO_OWNER, dtype=np.int64)
+    owner_flat = np.full(size, NO_OWNER, dtype=np.int64)
     owner_flat[key[winners]] = member[live[winners]]
-    tied_flat = np.zeros(int(offsets[-1]), dtype=bool)
-    tied_flat[key[first & tied_key]] = True
     owner = {t: owner_flat[offsets[position[t]] : offsets[position[t] + 1]] for t in subscribed_topics}
     conflicted = {}
-    for t in np.unique(topic[live[first & tied_key]]).tolist():
-        conflicted[names[t]] = np.flatnonzero(tied_flat[offsets[t] : offsets[t + 1]])
+    tied_at = np.flatnonzero(tied_flat)
+    tied_topic = np.searchsorted(offsets, tied_at, side="right") - 1
+    for t in np.unique(tied_topic).tolist():
+        conflicted[names[t]] = tied_at[tied_topic == t] - offsets[t]
     ignored = np.flatnonzero(reason >= 0)
     table = _Columns(member, topic, partition, reason, live, best_gen)
     warnings = _warnings(ignored, table, members, member_ids, names, counts)
@@ -164,8 +164,10 @@ def _distinct(
         return member, topic, partition
     span = int(partition.max()) + 1
     if members * (topics + 1) * span < 2**62:
-        packed = np.sort((member * (topics + 1) + topic + 1) * span + partition, kind="stable")
-        packed = packed[np.append(True, packed[1:] != packed[:-1])]
+        packed = (member * (topics + 1) + topic + 1) * span + partition
+        if not (packed[1:] > packed[:-1]).all():  # as Kafka's clients list them: sorted already
+            packed = np.sort(packed, kind="stable")
+            packed = packed[np.append(True, packed[1:] != packed[:-1])]
         row, partition = np.divmod(packed, span)
         member, topic = np.divmod(row, topics + 1)
         return member, topic - 1, partition
@@ -195,15 +197,6 @@ def _subscribes(
     return keys[at] == wanted if len(keys) else np.zeros(len(wanted), dtype=bool)
 
 
-def _by_key_then_generation_desc(key: np.ndarray, gen: np.ndarray) -> np.ndarray:
-    if not len(key):
-        return np.zeros(0, dtype=np.int64)
-    # generations are int32 from -1: 2**31 - gen is in [1, 2**31 + 1]
-    if int(key.max()) < 2**30:
-        return np.argsort(key * 2**33 + (2**31 - gen), kind="stable")
-    return np.lexsort((-gen, key))
-
-
 @dataclass(frozen=True)
 class _Columns:
     member: np.ndarray
@@ -211,7 +204,7 @@ class _Columns:
     partition: np.ndarray
     reason: np.ndarray
     live: np.ndarray
-    """claims that competed, in (partition, generation descending) order."""
+    """claims that competed (subscribed, in range), in claim order."""
     best_gen: np.ndarray
     """per `live` claim: the highest generation claiming its partition."""
 

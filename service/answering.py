@@ -14,6 +14,7 @@ import time
 from starlette.requests import Request
 from starlette.responses import Response
 
+from service.floor import body_floor_ms
 from service.jobs import JobResult, Kind
 from service.pool import FALLBACK_REASON, Timing, overrun_error
 from service.request_body import ClientGone, media_type_error, read_body
@@ -107,6 +108,8 @@ async def solve_body(
     settings = services.settings
     margin_s = settings.response_margin_ms / 1000 - REPLY_RESERVE_S
     hint_ms = min(time_limit_hint_ms(body) or settings.default_time_limit_ms, settings.max_time_limit_ms)
+    # the body's part of the floor; the solver process tells the whole floor once it has parsed
+    hint_ms = max(hint_ms, body_floor_ms(len(body), settings.floor_scale))
     result = await services.solvers.run(
         kind,
         body,

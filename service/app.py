@@ -75,6 +75,9 @@ async def health(services: ServicesDep) -> dict[str, Any]:
         "fallback_workers": services.fallback.size,
         "fallback_workers_alive": services.fallback.alive,
         "restarts": services.restarts,
+        "worker_pids": services.solvers.pids,
+        "spare_ready": services.solvers.spare_ready,
+        "fallback_spare_ready": services.fallback.spare_ready,
     }
 
 

@@ -16,9 +16,12 @@ from typing import Any, Literal
 from models import ConsumerProblem, ConsumerSolution, ProblemError, parse
 from models.streams import StreamsProblem, StreamsSolution
 from service.costs import over_limits, request_cost
-from service.json_guard import load_object
+from service.floor import floor_ms
+from service.json_guard import load_object_fast
 from solvers import solve_consumer, solve_streams
 from solvers.budget import TimeBudget
+from solvers.collector import collector_paused
+from solvers.consumer_lazy import LazyConsumerSolution
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +37,7 @@ class Limits:
     max_subscriptions: int = 2_000_000
     max_task_replicas: int = 1_000_000
     max_subtopology_clients: int = 1_000_000
+    floor_scale: float = 1.0
 
 
 class JobCancelled(BaseException):
@@ -78,8 +82,21 @@ def run_job(
     in; now when None); once the limit is known, `on_deadline` is told the deadline.
     """
     arrived = time.monotonic() if arrived is None else arrived
+    # a 1M-partition body decodes to a million small lists: no cyclic collections meanwhile
+    with collector_paused():
+        return _run_job(kind, body, limits, arrived, fallback_reason, on_deadline)
+
+
+def _run_job(
+    kind: Kind,
+    body: bytes,
+    limits: Limits,
+    arrived: float,
+    fallback_reason: str | None,
+    on_deadline: Callable[[float], None] | None,
+) -> JobResult:
     try:
-        data = load_object(body)
+        data = load_object_fast(body)
     except ProblemError as problem:
         return error(422, problem.field, problem.reason)
     cost = request_cost(kind, data)
@@ -89,7 +106,8 @@ def run_job(
         field, reason = over
         return error(413, field, reason, partitions=cost.partitions, members=cost.members)
     try:
-        return _solve(kind, data, limits, arrived, fallback_reason, on_deadline, sizes)
+        floor = floor_ms(kind, cost.partitions, len(body), limits.floor_scale)
+        return _solve(kind, data, limits, arrived, fallback_reason, on_deadline, sizes, floor)
     except ProblemError as problem:
         return error(422, problem.field, problem.reason, partitions=sizes["partitions"], members=sizes["members"])
 
@@ -102,16 +120,18 @@ def _solve(
     fallback_reason: str | None,
     on_deadline: Callable[[float], None] | None,
     sizes: dict[str, int],
+    floor: int = 0,
 ) -> JobResult:
     started = time.perf_counter()
     problem: ConsumerProblem | StreamsProblem
     problem = parse(ConsumerProblem, data) if kind == "consumer" else parse(StreamsProblem, data)
     asked = problem.options.time_limit_ms or limits.default_time_limit_ms
     capped = min(asked, limits.max_time_limit_ms)
-    budget = TimeBudget.of_ms(capped, started=arrived)
+    kept = max(capped, floor)  # the time limit this request can be kept to
+    budget = TimeBudget.of_ms(kept, started=arrived)
     if on_deadline is not None:
         on_deadline(budget.deadline)
-    problem = problem.model_copy(update={"options": problem.options.model_copy(update={"time_limit_ms": capped})})
+    problem = problem.model_copy(update={"options": problem.options.model_copy(update={"time_limit_ms": kept})})
     solution: ConsumerSolution | StreamsSolution
     if isinstance(problem, ConsumerProblem):
         solution = solve_consumer(problem, fallback_reason=fallback_reason, budget=budget)
@@ -120,9 +140,13 @@ def _solve(
     stats = solution.stats
     if capped < asked:
         stats.warnings.append(f"time_limit_ms capped to {capped} (STICKYD_MAX_TIME_LIMIT_MS)")
+    if kept > capped:
+        stats.warnings.append(raised_to_floor(kind, capped, kept, sizes["partitions"]))
     return JobResult(
         status=200,
-        body=solution.model_dump_json().encode(),
+        body=solution.answer_json()
+        if isinstance(solution, LazyConsumerSolution)
+        else solution.model_dump_json().encode(),
         strategy=stats.strategy,
         solver=stats.solver,
         optimal=stats.optimal,
@@ -130,6 +154,14 @@ def _solve(
         solve_ms=(time.perf_counter() - started) * 1000,
         fallback_cause=fallback_cause(fallback_reason, stats.warnings) if stats.fallback else "",
         **sizes,
+    )
+
+
+def raised_to_floor(kind: Kind, limit_ms: int, floor: int, units: int) -> str:
+    noun = "partitions" if kind == "consumer" else "tasks"
+    return (
+        f"time_limit_ms raised from {limit_ms} to {floor}: the floor for a request of {units} {noun} "
+        "(what reading, parsing and answering it costs; README 'Floor per size')"
     )
 
 

@@ -10,7 +10,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
+import orjson
+
 from models.errors import ProblemError
+
+DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+LONG_NUMBER = b"0" * 20
+"""orjson turns integer literals beyond 64 bits into floats: such bodies go to the exact parser."""
+UNDESCENDED = frozenset({"owned"})
+"""keys whose object's own keys are counted but whose values (lists of numbers) are not walked."""
 
 
 class _DuplicateKey(ValueError):
@@ -49,3 +58,48 @@ def load_object(body: bytes) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ProblemError("body", f"expected a JSON object, got {type(data).__name__}")
     return data
+
+
+def load_object_fast(body: bytes) -> dict[str, Any]:
+    """`load_object`, decoded by orjson when the body is an object without duplicate keys (the
+    common case, about twice as fast); anything else goes through `load_object` for its exact
+    answer. Duplicates: orjson keeps a repeated key's last value silently, so the number of keys
+    decoded must equal the number of `:` outside strings in the bytes."""
+    if LONG_NUMBER in body.translate(DIGITS_AS_ZERO):
+        return load_object(body)
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return load_object(body)
+    if not isinstance(data, dict):
+        return load_object(body)
+    keys = _decoded_keys(data)
+    if body.count(b":") == keys or _colons_outside_strings(body) == keys:
+        return data
+    return load_object(body)
+
+
+def _decoded_keys(value: Any) -> int:
+    """Keys of every object in `value` (an undercount is safe: it only sends the body to the
+    exact parser): objects under UNDESCENDED keys count their keys, not their values' keys."""
+    if isinstance(value, dict):
+        total = len(value)
+        for key, item in value.items():
+            if key in UNDESCENDED and isinstance(item, dict):
+                total += len(item)
+            elif isinstance(item, dict | list):
+                total += _decoded_keys(item)
+        return total
+    if isinstance(value, list) and value and isinstance(value[0], dict | list):
+        return sum(_decoded_keys(item) for item in value)
+    return 0
+
+
+def _colons_outside_strings(body: bytes) -> int:
+    """Name separators of a valid JSON text; -1 (never a key count) when it has backslashes,
+    which would need escape-aware string bounds."""
+    if b"\\" in body:
+        return -1
+    text = np.frombuffer(body, dtype=np.uint8)
+    inside = np.cumsum(text == ord('"'), dtype=np.uint8) & 1
+    return int(np.count_nonzero((text == ord(":")) & (inside == 0)))

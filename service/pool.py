@@ -33,6 +33,8 @@ FALLBACK_REASON = "answered by the fallback pool: the service's time limit for t
 INTERRUPT_WAIT_S = 0.2
 """How long an interrupted job may take to stop before its process is killed."""
 PR_SET_PDEATHSIG = 1
+CLOSE_WAIT_S = 0.5
+"""On close, how long the processes (all at once) get to exit after their stdin is closed."""
 
 Answer = tuple[JobResult | None, float]
 """A solver process's answer to one job (None when it was interrupted) and its time in ms."""
@@ -138,7 +140,9 @@ async def _read_answers(worker: SolverProcess) -> None:
 
 
 class SolverPool:
-    """`size` solver processes and a queue of the idle ones."""
+    """`size` solver processes, a queue of the idle ones, and one warm spare: a process killed
+    or dead is replaced at once by the spare (started and warmed up beforehand), and a new spare
+    starts in the background, so the next request does not wait for a process to start."""
 
     def __init__(self, size: int, memory_cap_bytes: int, name: str = "solver") -> None:
         self.size = size
@@ -151,6 +155,9 @@ class SolverPool:
         self._ids = itertools.count(1)
         self._closing = False
         self._starting: set[asyncio.Task[None]] = set()
+        self._spare: SolverProcess | None = None
+        self.promotions = 0
+        """times the warm spare took a replaced process's place."""
         self.on_restart: Callable[[str], None] = lambda _reason: None
         """told the reason each time a process is replaced (the metrics count it)."""
 
@@ -159,11 +166,21 @@ class SolverPool:
         """Processes started and not known dead (replacements still starting are not counted)."""
         return sum(1 for worker in self._all if worker.alive)
 
+    @property
+    def spare_ready(self) -> bool:
+        return self._spare is not None and self._spare.alive
+
+    @property
+    def pids(self) -> list[int]:
+        """The working processes' ids (not the spare's)."""
+        return sorted(worker.process.pid for worker in self._all if worker.alive)
+
     async def start(self) -> None:
-        workers = await asyncio.gather(*(self._spawn() for _ in range(self.size)))
+        *workers, spare = await asyncio.gather(*(self._spawn() for _ in range(self.size + 1)))
         for worker in workers:
             self._all.add(worker)
             self._idle.put_nowait(worker)
+        self._spare = spare
         self.ready = True
 
     async def run(
@@ -263,7 +280,12 @@ class SolverPool:
         self._idle.put_nowait(worker)
 
     def _replace(self, worker: SolverProcess, reason: str) -> None:
-        """Forget `worker` (killing it) and start a new process in the background."""
+        """Forget `worker` (killing it); the warm spare takes its place at once, and a new process
+        starts in the background (the next spare, or the worker itself when no spare was ready)."""
+        if worker is self._spare:  # the spare itself died: start another
+            self._spare = None
+            self._start_in_background()
+            return
         if worker not in self._all:
             return
         self._all.discard(worker)
@@ -272,7 +294,25 @@ class SolverPool:
             return
         self.restarts += 1
         self.on_restart(reason)
-        log.warning("%s process %s %s; starting a new one", self.name, worker.process.pid, reason)
+        spare, self._spare = self._spare, None
+        if spare is not None and spare.alive:
+            self._all.add(spare)
+            self._idle.put_nowait(spare)
+            self.promotions += 1
+            log.warning(
+                "%s process %s %s; the warm spare %s takes its place, a new spare is starting",
+                self.name,
+                worker.process.pid,
+                reason,
+                spare.process.pid,
+            )
+        else:
+            log.warning("%s process %s %s; starting a new one", self.name, worker.process.pid, reason)
+        self._start_in_background()
+
+    def _start_in_background(self) -> None:
+        if self._closing:
+            return
         task = asyncio.create_task(self._start_one())
         self._starting.add(task)
         task.add_done_callback(self._starting.discard)
@@ -286,28 +326,39 @@ class SolverPool:
         self._replace(worker, reason)
 
     async def _start_one(self) -> None:
+        """A new process: a working one when the pool is short of its size, else the spare."""
         worker = await self._spawn()
         if self._closing:
             worker.kill()
             return
-        self._all.add(worker)
-        self._idle.put_nowait(worker)
+        if len(self._all) < self.size:
+            self._all.add(worker)
+            self._idle.put_nowait(worker)
+            if self._spare is None:
+                self._start_in_background()
+        elif self._spare is None:
+            self._spare = worker
+        else:
+            worker.kill()
 
     async def close(self) -> None:
         """Stop every process: close its stdin (it exits), then kill what is left."""
         self._closing = True
         for task in list(self._starting):
             task.cancel()
-        workers = list(self._all)
+        workers = list(self._all) + ([self._spare] if self._spare is not None else [])
         for worker in workers:
             if worker.process.stdin is not None:
                 worker.process.stdin.close()
-        for worker in workers:
-            try:
-                await asyncio.wait_for(worker.process.wait(), timeout=0.5)
-            except TimeoutError:
-                worker.kill()
-                await worker.process.wait()
+        await asyncio.gather(*(_exit_or_kill(worker, CLOSE_WAIT_S) for worker in workers))
+
+
+async def _exit_or_kill(worker: SolverProcess, wait_s: float) -> None:
+    try:
+        await asyncio.wait_for(worker.process.wait(), timeout=wait_s)
+    except TimeoutError:
+        worker.kill()
+        await worker.process.wait()
 
 
 def overrun_error() -> JobResult:

@@ -3,6 +3,7 @@ metrics, and the one place that records an answer (metrics and the access log li
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 
@@ -33,6 +34,7 @@ class Services:
             max_subscriptions=settings.max_subscriptions,
             max_task_replicas=settings.max_task_replicas,
             max_subtopology_clients=settings.max_subtopology_clients,
+            floor_scale=settings.floor_scale,
         )
 
     def _count_restart(self, pool: str) -> Callable[[str], None]:
@@ -54,8 +56,7 @@ class Services:
         await self.fallback.start()
 
     async def close(self) -> None:
-        await self.solvers.close()
-        await self.fallback.close()
+        await asyncio.gather(self.solvers.close(), self.fallback.close())
 
     def record(self, endpoint: str, result: JobResult, elapsed: float, timing: Timing) -> None:
         m = self.metrics

@@ -64,7 +64,12 @@ def _cap_claims(owners: list[np.ndarray], weights: list[int], n: int, total: int
     if not len(member):
         return np.zeros(n, dtype=np.int64)
     weight = np.concatenate([np.full(len(k), w, dtype=np.int64) for k, w in zip(kept, weights, strict=True)])
-    order = np.argsort(member, kind="stable")
+    load = np.bincount(member, weights=weight, minlength=n).astype(np.int64)
+    if int(load.max()) <= cap:
+        return load
+    # only the claims of members over the cap are ranked, in (group, unit) order per member
+    mine = np.flatnonzero(load[member] > cap)
+    order = mine[np.argsort(member[mine].astype(small_int(n)), kind="stable")]
     sorted_member, sorted_weight = member[order], weight[order]
     running = np.cumsum(sorted_weight)
     starts = np.searchsorted(sorted_member, sorted_member)
@@ -75,9 +80,13 @@ def _cap_claims(owners: list[np.ndarray], weights: list[int], n: int, total: int
     for o, k in zip(owners, kept, strict=True):
         o[k[over[start : start + len(k)]]] = -1
         start += len(k)
-    load = np.zeros(n, dtype=np.int64)
-    np.add.at(load, member[~over], weight[~over])
-    return load
+    return np.bincount(member[~over], weights=weight[~over], minlength=n).astype(np.int64)
+
+
+def small_int(n: int) -> type[np.signedinteger]:
+    """The narrowest integer type for numbers below n: numpy's stable sort of 16-bit integers
+    is a radix sort (linear), of wider ones a merge sort."""
+    return np.int16 if n <= 2**15 else np.int32 if n <= 2**31 else np.int64
 
 
 def _water_fill(loads: np.ndarray, units: int, weight: int) -> np.ndarray:

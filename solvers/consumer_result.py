@@ -8,7 +8,9 @@ import numpy as np
 
 from models.consumer import ConsumerProblem, ConsumerSolution, ConsumerStats, TopicPartitions
 from models.consumer_index import ConsumerIndex
+from solvers.consumer_answer_json import Columns, json_name, nested_json, topic_lists_json
 from solvers.consumer_lazy import LazyConsumerSolution
+from solvers.consumer_quick import small_int
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,8 @@ def place(index: ConsumerIndex, owners: list[np.ndarray]) -> Placement:
 def columns_of(placement: Placement) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(member, topic, partition) of every assigned partition, sorted in that order."""
     assigned = np.flatnonzero(placement.owner >= 0)
-    order = assigned[np.argsort(placement.owner[assigned], kind="stable")]
+    members = int(placement.owner.max()) + 1 if len(placement.owner) else 0
+    order = assigned[np.argsort(placement.owner[assigned].astype(small_int(members)), kind="stable")]
     topic = np.searchsorted(placement.offsets, order, side="right") - 1
     return placement.owner[order], topic, order - placement.offsets[topic]
 
@@ -135,7 +138,11 @@ def build_solution(
         warnings=[*index.warnings, *outcome.warnings],
     )
     cooperative = problem.options.protocol == "cooperative"
-    return LazyConsumerSolution.of(stats, lambda: answer_maps(index, placement, cooperative))
+    return LazyConsumerSolution.of(
+        stats,
+        lambda: answer_maps(index, placement, cooperative),
+        lambda final_stats: answer_json(index, placement, cooperative, final_stats),
+    )
 
 
 def answer_maps(index: ConsumerIndex, placement: Placement, cooperative: bool) -> dict[str, object]:
@@ -145,15 +152,54 @@ def answer_maps(index: ConsumerIndex, placement: Placement, cooperative: bool) -
     unassigned = unassigned_lists(placement)
     if not cooperative:
         return {"assignment": target, "revoke": {}, "target": None, "unassigned": unassigned}
-    revoke, assignment = _cooperative(index, placement, columns)
-    return {"assignment": assignment, "revoke": revoke, "target": target, "unassigned": unassigned}
+    revoke, now = _cooperative(index, placement, columns)
+    assignment = nested(index.members, placement.names, now)
+    return {
+        "assignment": assignment,
+        "revoke": nested(index.members, index.reported.topic_names, revoke),
+        "target": target,
+        "unassigned": unassigned,
+    }
 
 
-def _cooperative(
-    index: ConsumerIndex, placement: Placement, columns: tuple[np.ndarray, np.ndarray, np.ndarray]
-) -> tuple[dict[str, TopicPartitions], dict[str, TopicPartitions]]:
+def answer_json(index: ConsumerIndex, placement: Placement, cooperative: bool, stats: ConsumerStats) -> bytes:
+    """The whole answer as the contract's JSON bytes (the same document `answer_maps` and the
+    stats dump to), written from the columns."""
+    members = [json_name(m) for m in index.members]
+    names = [json_name(t) for t in placement.names]
+    columns = columns_of(placement)
+    target = nested_json(members, names, columns)
+    free = np.flatnonzero(placement.owner < 0)
+    free_topic = np.searchsorted(placement.offsets, free, side="right") - 1
+    unassigned = topic_lists_json(names, free_topic, free - placement.offsets[free_topic])
+    if cooperative:
+        revoke, now = _cooperative(index, placement, columns)
+        reported_names = [json_name(t) for t in index.reported.topic_names]
+        fields = (nested_json(members, names, now), nested_json(members, reported_names, revoke), target)
+    else:
+        fields = (target, b"{}", b"null")
+    return b"".join(
+        (
+            b'{"assignment":',
+            fields[0],
+            b',"revoke":',
+            fields[1],
+            b',"target":',
+            fields[2],
+            b',"unassigned":',
+            unassigned,
+            b',"stats":',
+            stats.model_dump_json().encode(),
+            b"}",
+        )
+    )
+
+
+def _cooperative(index: ConsumerIndex, placement: Placement, columns: Columns) -> tuple[Columns, Columns]:
     """KIP-429: a member first gives up what it owns but will not keep; nobody receives a
-    partition in the round where someone else still revokes it."""
+    partition in the round where someone else still revokes it. Returns the revoked claims
+    (over `index.reported.topic_names`) and the assignment of this round (over the subscribed
+    topics), as sorted columns."""
     reported = index.reported
     # reported topics are all existing topics; map them onto the subscribed ones (or -1)
     row = {t: i for i, t in enumerate(placement.names)}
@@ -168,12 +214,9 @@ def _cooperative(
             tied[placement.offsets[row[name]] + parts] = True
     # a partition two members claimed at one generation is revoked from both (Kafka)
     gone = (target_owner != reported.member) | tied[flat]
-    revoke = nested(
-        index.members, reported.topic_names, (reported.member[gone], reported.topic[gone], reported.partition[gone])
-    )
+    revoke = (reported.member[gone], reported.topic[gone], reported.partition[gone])
     blocked = np.zeros(len(placement.owner), dtype=bool)
     blocked[flat[gone & (flat >= 0)]] = True
     member, topic, partition = columns
     now = ~blocked[placement.offsets[topic] + partition]
-    assignment = nested(index.members, placement.names, (member[now], topic[now], partition[now]))
-    return revoke, assignment
+    return revoke, (member[now], topic[now], partition[now])

@@ -52,3 +52,10 @@ def test_a_duplicate_partition_in_one_list_is_one_claim_and_not_ignored() -> Non
 def test_no_claims_no_warnings() -> None:
     raw = {"topics": {"t": 3}, "members": [{"id": "a", "topics": ["t"]}, {"id": "b", "topics": ["t"]}]}
     assert _warnings(raw) == []
+
+
+def test_claims_when_the_request_has_no_topics_at_all_are_ignored_as_unknown() -> None:
+    """No topics in the request: every claim is on an unknown topic (a warning), not a crash."""
+    raw = {"topics": {}, "members": [{"id": "0", "topics": [], "owned": {"x": [0]}}]}
+    warnings = _warnings(raw)
+    assert warnings[0] == "1 claimed partitions ignored (1 unknown topic)"

@@ -106,6 +106,45 @@ def test_a_client_that_disconnects_frees_its_solver_process_within_250ms() -> No
         assert "client disconnected while its request was solved" in service.log_text()
 
 
+def _children(pid: int) -> set[int]:
+    found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    return {int(child) for child in found}
+
+
+def test_a_replaced_solver_process_is_taken_over_by_the_warm_spare() -> None:
+    """When a solver process dies (or is killed because its job would not stop), the pool's warm
+    spare takes its place at once: the next request is answered by a solver process, within its
+    limit, even while the process started to replace it is held stopped (SIGSTOP) before it is
+    ready; without a spare it would wait for that process and the fallback pool would answer."""
+    mark = new_mark()
+    with running_service({MARK: mark, "STICKYD_WORKERS": "1"}) as service:
+        health = httpx.get(f"{service.url}/v1/health", timeout=10).json()
+        assert health["spare_ready"] and health["fallback_spare_ready"]
+        (worker,) = health["worker_pids"]
+        before = _children(service.pid)
+        os.kill(worker, signal.SIGKILL)
+        held: set[int] = set()
+        deadline = time.monotonic() + 5
+        while not held and time.monotonic() < deadline:  # the replacement, caught before it is warm
+            held = _children(service.pid) - before
+            time.sleep(0.002)
+        for pid in held:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            small = {"topics": {"t": 4}, "members": [{"id": "a", "topics": ["t"]}], "options": {"time_limit_ms": 3000}}
+            response = httpx.post(f"{service.url}/v1/assign/consumer", json=small, timeout=30)
+            assert response.status_code == 200
+            assert response.json()["stats"]["fallback"] is False
+            after = httpx.get(f"{service.url}/v1/health", timeout=10).json()
+            (promoted,) = after["worker_pids"]
+            assert promoted in before and promoted != worker  # the spare, started with the service
+            assert after["restarts"] == 1
+        finally:
+            for pid in held:
+                os.kill(pid, signal.SIGCONT)
+        assert "the warm spare" in service.log_text()
+
+
 def test_demo_leaves_no_process_behind() -> None:
     mark = new_mark()
     env = {**os.environ, MARK: mark}

@@ -1,0 +1,41 @@
+"""The floor: what merely reading, parsing and answering a request of a given size costs, below
+which no time limit can be kept.
+
+A request whose time limit is below its floor has the limit raised to the floor (and says so in
+`warnings`): the promise is max(time_limit_ms, floor) + STICKYD_RESPONSE_MARGIN_MS. Measured with
+`python -m bench.limits --floor` (bench/RESULTS.md, "Floor per size"): a request alone with
+time_limit_ms 1, which the service answers with its cheapest valid answer, on the 2-core machine
+the benchmarks run on, with headroom for a shared machine. Up to FREE_UNITS partitions or tasks
+(and a body that such a request can have) the floor is 0: the margin covers it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Kind = Literal["consumer", "streams"]
+
+FREE_UNITS = 10_000
+"""partitions or tasks up to which the floor is 0 (the margin covers reading and answering)."""
+FREE_BYTES = 1_000_000
+"""body bytes up to which reading and parsing count as free."""
+MS_PER_MB = 120.0
+"""reading and parsing: per MB of body (json.loads with the duplicate-key hook, pydantic)."""
+MS_PER_UNIT: dict[Kind, float] = {"consumer": 0.0025, "streams": 0.09}
+"""indexing, the cheapest valid answer and writing it: per partition (consumer) or task (Streams)."""
+
+
+def body_floor_ms(body_bytes: int, scale: float = 1.0) -> int:
+    """The part of the floor the web process can tell from the body's size alone (it bounds the
+    wait for a solver process before the body is parsed). `scale`: STICKYD_FLOOR_SCALE."""
+    if body_bytes <= FREE_BYTES:
+        return 0
+    return round(scale * MS_PER_MB * body_bytes / 1e6)
+
+
+def floor_ms(kind: Kind, units: int, body_bytes: int, scale: float = 1.0) -> int:
+    """The floor of a request of `units` partitions or tasks sent as `body_bytes` bytes, times
+    `scale` (STICKYD_FLOOR_SCALE: 0 turns the floor off, more than 1 suits a slower machine)."""
+    if units <= FREE_UNITS and body_bytes <= FREE_BYTES:
+        return 0
+    return round(scale * (MS_PER_MB * body_bytes / 1e6 + MS_PER_UNIT[kind] * units))

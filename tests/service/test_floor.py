@@ -1,0 +1,48 @@
+"""The per-size floor (service/floor.py): 0 up to 10,000 partitions or tasks, growing with the
+size beyond; a request whose time limit is below its floor has the limit raised to it and says so
+in `warnings` (the promise is max(limit, floor) + the margin); STICKYD_FLOOR_SCALE scales it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from service.floor import FREE_BYTES, FREE_UNITS, body_floor_ms, floor_ms
+from service.jobs import Limits, run_job
+
+LIMITS = Limits(max_partitions=2_000_000, max_members=20_000, default_time_limit_ms=2000, max_time_limit_ms=30_000)
+
+
+def _consumer(partitions: int, limit_ms: int) -> bytes:
+    problem: dict[str, Any] = {
+        "topics": {f"t{i}": partitions // 10 for i in range(10)},
+        "members": [{"id": f"m{i}", "topics": [f"t{j}" for j in range(10)]} for i in range(20)],
+        "options": {"time_limit_ms": limit_ms},
+    }
+    return json.dumps(problem).encode()
+
+
+def test_the_floor_is_zero_up_to_ten_thousand_units_and_grows_beyond() -> None:
+    for kind in ("consumer", "streams"):
+        assert floor_ms(kind, FREE_UNITS, FREE_BYTES) == 0
+        small, large = floor_ms(kind, 100_000, 1_000_000), floor_ms(kind, 1_000_000, 10_000_000)
+        assert 0 < small < large
+        assert floor_ms(kind, 1_000_000, 10_000_000, scale=0) == 0
+        assert floor_ms(kind, 1_000_000, 10_000_000, scale=2) >= 2 * large - 1
+    assert body_floor_ms(FREE_BYTES) == 0 < body_floor_ms(16_000_000) <= floor_ms("consumer", 10, 16_000_000)
+
+
+def test_a_limit_below_the_floor_is_raised_and_said_in_warnings() -> None:
+    body = _consumer(100_000, 1)
+    floor = floor_ms("consumer", 100_000, len(body))
+    result = run_job("consumer", body, LIMITS)
+    assert result.status == 200
+    warnings = json.loads(result.body)["stats"]["warnings"]
+    assert f"time_limit_ms raised from 1 to {floor}: the floor for a request of 100000 partitions" in " ".join(warnings)
+
+
+def test_no_warning_at_or_above_the_floor_nor_below_ten_thousand_partitions() -> None:
+    for body in (_consumer(10_000, 1), _consumer(100_000, 20_000)):
+        result = run_job("consumer", body, LIMITS)
+        assert result.status == 200
+        assert "raised from" not in " ".join(json.loads(result.body)["stats"]["warnings"])
