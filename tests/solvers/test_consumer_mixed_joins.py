@@ -89,11 +89,11 @@ def joins_with_a_member_per_unit(draw: st.DrawFn) -> dict[str, Any]:
     topics = {"left": join, "right": join, "plain": draw(st.integers(1, 3))}
     cohorts = [["left", "plain", "right"], ["left", "right"], ["plain"]]
     count = draw(st.integers(join + topics["plain"], join + topics["plain"] + 3))
-    members = [
+    members: list[dict[str, Any]] = [
         {"id": f"m{j}", "topics": draw(st.sampled_from(cohorts)), "rack": draw(st.sampled_from(["r1", "r2"]))}
         for j in range(count)
     ]
-    owners = draw(st.lists(st.sampled_from([m["id"] for m in members] + ["gone"]), min_size=1, max_size=4))
+    owners: list[str] = draw(st.lists(st.sampled_from([m["id"] for m in members] + ["gone"]), min_size=1, max_size=4))
     owned: dict[str, dict[str, list[int]]] = {}
     for topic, partitions in topics.items():
         for p in range(partitions):
