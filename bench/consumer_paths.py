@@ -42,9 +42,11 @@ class Timed:
     moves: int
     min_load: int
     max_load: int
+    cpu: float = 0.0
+    """CPU seconds of this process (0 when the work ran elsewhere, e.g. HTTP)."""
 
 
-def _timed(seconds: float, stats: dict[str, Any]) -> Timed:
+def _timed(seconds: float, stats: dict[str, Any], cpu: float = 0.0) -> Timed:
     return Timed(
         seconds,
         str(stats["solver"]),
@@ -53,23 +55,25 @@ def _timed(seconds: float, stats: dict[str, Any]) -> Timed:
         int(stats["moves"]),
         int(stats["min_load"]),
         int(stats["max_load"]),
+        cpu,
     )
 
 
 def from_dict(problem: dict[str, Any]) -> Timed:
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     solution = solve_consumer(problem)
     elapsed = time.perf_counter() - started
-    return _timed(elapsed, solution.stats.model_dump())
+    return _timed(elapsed, solution.stats.model_dump(), time.process_time() - cpu)
 
 
 def from_json_bytes(body: bytes) -> Timed:
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     result = run_job("consumer", body, BENCH_LIMITS)
     elapsed = time.perf_counter() - started
+    cpu = time.process_time() - cpu
     if result.status != 200:
         raise RuntimeError(f"run_job answered {result.status}: {result.body[:300]!r}")
-    return _timed(elapsed, json.loads(result.body)["stats"])
+    return _timed(elapsed, json.loads(result.body)["stats"], cpu)
 
 
 def through_http(client: httpx.Client, body: bytes) -> Timed:
@@ -86,11 +90,11 @@ def fallback_from_dict(problem: dict[str, Any], limit_ms: int) -> Timed:
     """The fallback as the dispatcher runs it after the optimal solver gave up, the whole call
     (parse, index, heuristic, answer) inside `limit_ms`."""
     request = {**problem, "options": {**problem.get("options", {}), "time_limit_ms": limit_ms}}
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     budget = TimeBudget.of_ms(limit_ms)
     solution = solve_consumer(request, fallback_reason="benchmark: the fallback on purpose", budget=budget)
     elapsed = time.perf_counter() - started
-    return _timed(elapsed, solution.stats.model_dump())
+    return _timed(elapsed, solution.stats.model_dump(), time.process_time() - cpu)
 
 
 _RSS_PROBE = """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import sys
@@ -120,8 +121,12 @@ def serve(
     except ValueError as problem:
         _fail(f"settings: {problem}".splitlines()[0])
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    served = create_app(settings)
+    # the imported libraries stay for the process's life: the cyclic collector stops rescanning
+    # them (a full collection of them would stall every request in flight for tens of ms)
+    gc.freeze()
     uvicorn.run(
-        create_app(settings),
+        served,
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,

@@ -10,6 +10,7 @@ import asyncio
 import logging
 import re
 import time
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -28,9 +29,14 @@ REPLY_RESERVE_S = 0.02
 """Kept from the response margin for sending the fallback's answer."""
 
 
-def time_limit_hint_ms(body: bytes) -> int | None:
+def time_limit_hint_ms(body: bytes | dict[str, Any]) -> int | None:
     """The request's time_limit_ms as far as a byte scan can tell, without parsing on the event
-    loop. Only bounds the wait for an idle solver process: the solver process reads the real one."""
+    loop (or as a parsed request says). Only bounds the wait for an idle solver process: the
+    solver process reads the real one."""
+    if isinstance(body, dict):
+        options = body.get("options")
+        said = options.get("time_limit_ms") if isinstance(options, dict) else None
+        return said if isinstance(said, int) and not isinstance(said, bool) and said > 0 else None
     at = body.rfind(b'"time_limit_ms"')
     if at < 0:
         return None
@@ -100,10 +106,11 @@ async def _disconnected(request: Request) -> None:
 
 
 async def solve_body(
-    kind: Kind, body: bytes, arrived: float, services: Services, timing: Timing | None = None
+    kind: Kind, body: bytes | dict[str, Any], arrived: float, services: Services, timing: Timing | None = None
 ) -> JobResult:
-    """The answer to a contract body: a solver process within the deadline counted from `arrived`,
-    else the fallback pool; never raises for the client's mistakes."""
+    """The answer to a contract body (JSON bytes, or a request the caller parsed already): a
+    solver process within the deadline counted from `arrived`, else the fallback pool; never
+    raises for the client's mistakes."""
     timing = timing or Timing()
     settings = services.settings
     margin_s = settings.response_margin_ms / 1000 - REPLY_RESERVE_S

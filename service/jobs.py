@@ -69,7 +69,7 @@ def error(status: int, field: str, reason: str, partitions: int = 0, members: in
 
 def run_job(
     kind: Kind,
-    body: bytes,
+    body: bytes | dict[str, Any],
     limits: Limits,
     *,
     arrived: float | None = None,
@@ -77,6 +77,9 @@ def run_job(
     on_deadline: Callable[[float], None] | None = None,
 ) -> JobResult:
     """Parse, check limits, solve. Never raises for anything a client can send.
+
+    `body` is the request's JSON bytes, or (the groups path, which parsed and filled in the
+    request already) its contract dict: then it is not serialised and parsed again.
 
     The request's time limit counts from `arrived` (a monotonic instant, where the request came
     in; now when None); once the limit is known, `on_deadline` is told the deadline.
@@ -89,14 +92,14 @@ def run_job(
 
 def _run_job(
     kind: Kind,
-    body: bytes,
+    body: bytes | dict[str, Any],
     limits: Limits,
     arrived: float,
     fallback_reason: str | None,
     on_deadline: Callable[[float], None] | None,
 ) -> JobResult:
     try:
-        data = load_object_fast(body)
+        data = body if isinstance(body, dict) else load_object_fast(body)
     except ProblemError as problem:
         return error(422, problem.field, problem.reason)
     cost = request_cost(kind, data)
@@ -106,7 +109,8 @@ def _run_job(
         field, reason = over
         return error(413, field, reason, partitions=cost.partitions, members=cost.members)
     try:
-        floor = floor_ms(kind, cost.partitions, len(body), limits.floor_scale)
+        sent = len(body) if isinstance(body, bytes) else 0  # a parsed request is not decoded again
+        floor = floor_ms(kind, cost.partitions, sent, limits.floor_scale)
         return _solve(kind, data, limits, arrived, fallback_reason, on_deadline, sizes, floor)
     except ProblemError as problem:
         return error(422, problem.field, problem.reason, partitions=sizes["partitions"], members=sizes["members"])

@@ -22,6 +22,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from service.frames import HEADER, decode_frame, encode_frame
 from service.jobs import JobResult, Kind, Limits, error
@@ -186,7 +187,7 @@ class SolverPool:
     async def run(
         self,
         kind: Kind,
-        body: bytes,
+        body: bytes | dict[str, Any],
         limits: Limits,
         *,
         arrived: float,

@@ -53,6 +53,23 @@ def test_a_body_that_is_not_json_is_422(http: httpx.Client) -> None:
     assert response.status_code == 422 and response.json()["field"] == "body"
 
 
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        (b'{"kind": "consumer", "generation": -1, "generation": 0, "problem": {}}', "generation"),
+        (b'{"kind": "consumer", "generation": -1, "problem": {"topics": {"t": 1, "t": 2}, "members": []}}', "t"),
+    ],
+)
+def test_a_key_given_twice_in_a_rebalance_body_is_422_naming_it(http: httpx.Client, body: bytes, field: str) -> None:
+    """The groups path parses the body once, with the same guard as /v1/assign/*: a duplicated key
+    anywhere in it (the problem included, which goes to the solver as parsed) is refused, not
+    silently resolved to its last value."""
+    response = http.post("/v1/groups/twice/rebalance", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 422, response.text
+    assert response.json()["field"] == field and "duplicate key" in response.json()["reason"]
+    assert http.get("/v1/groups/twice").status_code == 404
+
+
 def test_a_problem_outside_the_contract_is_422_naming_the_problem_field(http: httpx.Client) -> None:
     duplicate = {"topics": {"t": 4}, "members": [{"id": "a", "topics": ["t"]}, {"id": "a", "topics": ["t"]}]}
     response = rebalance(http, "dup", -1, duplicate)
