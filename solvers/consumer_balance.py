@@ -48,14 +48,20 @@ def squared(model: cp_model.CpModel, load: cp_model.IntVar, top: int, name: str,
 
 
 def least_squares(
-    index: ConsumerIndex, unit_classes: UnitClasses, deadline: float, bound: int | None = None
+    index: ConsumerIndex,
+    unit_classes: UnitClasses,
+    deadline: float,
+    bound: int | None = None,
+    heuristic: list[np.ndarray] | None = None,
 ) -> tuple[int, dict[tuple[int, int], int]]:
     """(the least sum of squared loads, units per (class, member) reaching it). `bound`: a
-    proven lower bound (the split relaxation's); a KIP-54 answer that meets it is the optimum."""
+    proven lower bound (the split relaxation's); a KIP-54 answer (`heuristic`, else made here)
+    that meets it is the optimum."""
     weights = {group.weight for group in index.groups if group.units and group.eligible}
     types = _types(index)
-    heuristic = solve_sticky(index, TimeBudget(deadline))
-    if bound is not None and _squares(index, heuristic) == bound:
+    if heuristic is None:
+        heuristic = solve_sticky(index, TimeBudget(deadline))
+    if bound is not None and squares_of(index, heuristic) == bound:
         per_group: dict[tuple[int, int], int] = {}
         for g, owner in enumerate(heuristic):
             for m, count in enumerate(np.bincount(owner[owner >= 0], minlength=index.member_count).tolist()):
@@ -71,7 +77,8 @@ def least_squares(
     return value, _per_class(index, unit_classes, per_group)
 
 
-def _squares(index: ConsumerIndex, owners: list[np.ndarray]) -> int:
+def squares_of(index: ConsumerIndex, owners: list[np.ndarray]) -> int:
+    """The sum of squared loads of an assignment (owners per group)."""
     loads = np.zeros(index.member_count, dtype=np.int64)
     for group, owner in zip(index.groups, owners, strict=True):
         if group.units:
@@ -79,7 +86,9 @@ def _squares(index: ConsumerIndex, owners: list[np.ndarray]) -> int:
     return int((loads * loads).sum())
 
 
-def load_ranges(index: ConsumerIndex, deadline: float, least: int) -> np.ndarray | None:
+def load_ranges(
+    index: ConsumerIndex, deadline: float, least: int, heuristic: list[np.ndarray] | None = None
+) -> np.ndarray | None:
     """Per member, the [lowest, highest] load it carries in any assignment with the least sum
     of squares `least` (shape (members, 2); members that take nothing: [0, 0]), from the
     load-count model: per type of interchangeable members, whether some balanced assignment has
@@ -87,7 +96,9 @@ def load_ranges(index: ConsumerIndex, deadline: float, least: int) -> np.ndarray
     None when the model is too large or the work would take more than a quarter of the time left."""
     weights = {group.weight for group in index.groups if group.units and group.eligible}
     types = list(_types(index).items())
-    window = _load_window(index, solve_sticky(index, TimeBudget(deadline)), dict(types))
+    if heuristic is None:
+        heuristic = solve_sticky(index, TimeBudget(deadline))
+    window = _load_window(index, heuristic, dict(types))
     if not weights <= {1, 2} or len(types) * (window[1] - window[0] + 1) > LOAD_COUNTS_LIMIT:
         return None
     stop = time.monotonic() + (deadline - time.monotonic()) / 4

@@ -16,9 +16,11 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from models.consumer_index import ConsumerIndex
-from solvers.consumer_balance import UNARY_STEPS_LIMIT, least_squares, load_ranges, squared
+from solvers.budget import TimeBudget
+from solvers.consumer_balance import UNARY_STEPS_LIMIT, least_squares, load_ranges, squared, squares_of
 from solvers.consumer_classes import UnitClasses, materialize
 from solvers.consumer_split_bound import SplitBound, moves_within
+from solvers.consumer_sticky import solve_sticky
 from solvers.errors import SolverFailure, SolveTimeout
 
 
@@ -33,13 +35,22 @@ def solve_cpsat(
     """`split`: the split relaxation's bounds (balance, and moves at that balance), with
     max_imbalance 0: CP-SAT stops where it reaches them."""
     # balance first: the most even loads the subscriptions allow (proven on its own small model)
-    least, reaching = least_squares(index, unit_classes, deadline, split.squares if split else None)
+    heuristic = solve_sticky(index, TimeBudget(deadline))
+    least, reaching = least_squares(index, unit_classes, deadline, split.squares if split else None, heuristic)
+    racks = any(pool.rack_miss for pool in unit_classes.pools)
+    if squares_of(index, heuristic) == least:
+        # the KIP-54 answer is balanced: its own units per class are the better hint (it is sticky)
+        reaching = counts_of(unit_classes, heuristic, index.member_count)
+        exact = split is not None and max_imbalance == 0 and split.squares == least and not racks
+        if exact and split is not None and moves_of(index, heuristic) == split.moves:
+            # balanced and moving as few as the relaxation: optimal, no model needed
+            return heuristic
     if (
         split is not None
         and max_imbalance == 0
         and split.squares == least
         and _moves_of(unit_classes, reaching) == split.moves
-        and not any(pool.rack_miss for pool in unit_classes.pools)
+        and not racks
     ):
         # the balanced answer already moves as few as the relaxation: optimal, no model needed
         rows = [(c, m, v) for (c, m), v in reaching.items() if v]
@@ -62,7 +73,7 @@ def solve_cpsat(
         # carries in balanced assignments where those are known (then, when each range is at
         # most two loads wide, the squares are linear in the loads), else within sqrt(spread)
         # of the mean, where spread = least - total^2 / members
-        ranges = load_ranges(index, deadline, least)
+        ranges = load_ranges(index, deadline, least, heuristic)
         if ranges is not None:
             model.bound_member_loads(ranges)
         if ranges is not None and bool((ranges[:, 1] - ranges[:, 0] <= 1).all()):
@@ -84,6 +95,23 @@ def solve_cpsat(
     if any(pool.rack_miss for pool in unit_classes.pools):
         model.minimise(model.rack_misses(), deadline)
     return model.owners()
+
+
+def counts_of(unit_classes: UnitClasses, owners: list[np.ndarray], members: int) -> dict[tuple[int, int], int]:
+    """Units per (class, member) of an assignment given as owners per group."""
+    owner = np.concatenate(owners)[unit_classes.units] if owners else np.zeros(0, np.int64)
+    unit_class = np.repeat(np.arange(unit_classes.count, dtype=np.int64), unit_classes.size)
+    pairs, counts = np.unique(unit_class * (members + 1) + owner + 1, return_counts=True)
+    cls, member = np.divmod(pairs, members + 1)
+    return {(c, m - 1): v for c, m, v in zip(cls.tolist(), member.tolist(), counts.tolist(), strict=True) if m > 0}
+
+
+def moves_of(index: ConsumerIndex, owners: list[np.ndarray]) -> int:
+    """Claimed partitions whose unit went to another member (the moves level)."""
+    return sum(
+        int(((group.claims >= 0) & (group.claims != owner[None, :])).sum())
+        for group, owner in zip(index.groups, owners, strict=True)
+    )
 
 
 def _kept_units(unit_classes: UnitClasses) -> dict[tuple[int, int], int]:

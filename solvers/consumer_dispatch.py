@@ -19,6 +19,7 @@ from solvers.consumer_classes import build_classes
 from solvers.consumer_cpsat import solve_cpsat
 from solvers.consumer_equal import solve_equal
 from solvers.consumer_flow import solve_min_cost_flow
+from solvers.consumer_one_each import one_unit_each
 from solvers.consumer_quick import solve_quick
 from solvers.consumer_result import Outcome, build_solution
 from solvers.consumer_split_bound import split_bound
@@ -128,6 +129,10 @@ def _optimal_or_fallback(
                 index, classes, weights, max_imbalance=options.max_imbalance, deadline=deadline
             )
             return answer.owners, Outcome("optimal", "min-cost-flow", True, False)
+        one_each = one_unit_each(index, classes, deadline) if options.max_imbalance == 0 else None
+        if one_each is not None:
+            # a member free for every unit: balanced means one unit each, and the flow proves it
+            return one_each, Outcome("optimal", "min-cost-flow", True, False)
         split = split_bound(index, deadline) if options.max_imbalance == 0 else None
         if split is not None and split.owners is not None:
             # the relaxation's answer keeps every join unit whole: optimal at every level

@@ -36,6 +36,10 @@ _MAX_COST = 2**62
 _MAX_ROUNDS = 40
 
 
+class FlowInfeasible(SolverFailure):
+    """No flow meets the members' load bounds."""
+
+
 @dataclass(frozen=True)
 class Weights:
     """Costs per unit of each objective level; each level outweighs all levels below it."""
@@ -215,6 +219,8 @@ class ConsumerFlowModel:
         supplies[self.sink] = -(self.total_units - int(lo.sum()))
         smcf.set_nodes_supplies(np.arange(self.sink + 1, dtype=np.int32), supplies)
         status = smcf.solve()
+        if status == smcf.INFEASIBLE:
+            raise FlowInfeasible("no flow meets the members' load bounds")
         if status != smcf.OPTIMAL:
             raise SolverFailure(f"min-cost flow ended with status {status}")
         flows = smcf.flows(arcs)

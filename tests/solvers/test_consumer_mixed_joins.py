@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from solvers import solve_consumer
 from tests.conftest import assert_valid
 from tests.solvers.reference_consumer import reference_objective
+from tests.solvers.test_consumer_properties import _rack_misses
 
 
 def mixed_join_group(members: int, topics: int, reads: int, pairs: int, seed: int = 17) -> dict[str, Any]:
@@ -77,3 +78,46 @@ def test_mixed_weight_groups_are_proven_and_equal_the_reference(problem: dict[st
     loads = [sum(len(parts) for parts in owned.values()) for owned in assignment.values()]
     assert sum(x * x for x in loads) == want["squares"]
     assert solution.stats.moves == want["moves"]
+
+
+@st.composite
+def joins_with_a_member_per_unit(draw: st.DrawFn) -> dict[str, Any]:
+    """Mixed weights with at least as many members as units (the usual stream-join group): a
+    join and a plain topic, cohorts reading either or both, claims left by a round robin over
+    present and departed members, replicas on racks now and then."""
+    join = draw(st.integers(1, 3))
+    topics = {"left": join, "right": join, "plain": draw(st.integers(1, 3))}
+    cohorts = [["left", "plain", "right"], ["left", "right"], ["plain"]]
+    count = draw(st.integers(join + topics["plain"], join + topics["plain"] + 3))
+    members: list[dict[str, Any]] = [
+        {"id": f"m{j}", "topics": draw(st.sampled_from(cohorts)), "rack": draw(st.sampled_from(["r1", "r2"]))}
+        for j in range(count)
+    ]
+    owners: list[str] = draw(st.lists(st.sampled_from([m["id"] for m in members] + ["gone"]), min_size=1, max_size=4))
+    owned: dict[str, dict[str, list[int]]] = {}
+    for topic, partitions in topics.items():
+        for p in range(partitions):
+            owned.setdefault(owners[(p + draw(st.integers(0, 1))) % len(owners)], {}).setdefault(topic, []).append(p)
+    for member in members:
+        member["owned"] = owned.get(member["id"], {})
+    problem: dict[str, Any] = {"topics": topics, "members": members, "copartitioned": [["left", "right"]]}
+    if draw(st.booleans()):
+        problem["partition_racks"] = {
+            t: [[draw(st.sampled_from(["r1", "r2"]))] for _ in range(n)] for t, n in topics.items()
+        }
+    return problem
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(joins_with_a_member_per_unit())
+def test_a_member_per_unit_is_proven_by_the_flow_and_equals_the_reference(problem: dict[str, Any]) -> None:
+    """When every member can take at most one unit (solvers/consumer_one_each.py), balance,
+    moves and rack misses equal the exact reference and no fallback is needed."""
+    solution = solve_consumer(problem)
+    assert_valid(problem, solution)
+    assert solution.stats.optimal and not solution.stats.fallback, solution.stats.warnings
+    want = reference_objective(problem)
+    loads = [sum(len(parts) for parts in owned.values()) for owned in solution.assignment.values()]
+    assert sum(x * x for x in loads) == want["squares"]
+    assert solution.stats.moves == want["moves"]
+    assert _rack_misses(problem, solution) == want["racks"]
