@@ -6,6 +6,7 @@ applications of 10k and 200k tasks) and each time_limit_ms in {50, 200, 1000}, t
 alone and then 8 at once (8 connections); per row: the worst response time seen by the client
 (sending the body included) against the promise, fallbacks, 503s, invalid answers (shared
 validators) and the peak RSS of the service's processes (web process + solver processes, sampled).
+Then the cancellation: how soon a request is answered after a client abandoned a big solve.
 `--floor` instead measures what reading, parsing and answering costs: each class alone with
 time_limit_ms 1 (the cheapest valid answer the service gives), several times.
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import subprocess
 import threading
 import time
@@ -42,6 +44,7 @@ LIMITS_MS = (50, 200, 1000)
 CONCURRENCY = (1, 8)
 RSS_EVERY_S = 0.1
 CLIENT_TIMEOUT_S = 300.0
+CANCEL_TARGET_MS = 250
 JSON = {"content-type": "application/json"}
 FLOOR_OFF = {"STICKYD_FLOOR_SCALE": "0", "STICKYD_RESPONSE_MARGIN_MS": "600000"}
 """--floor: no floor, and a margin so long that the solver process itself answers the spent budget."""
@@ -189,11 +192,38 @@ def run_row(
     )
 
 
+CANCEL_BUSY = SizeClass("consumer-200k", "consumer", 200_000, 2_000)
+SMALL = b'{"topics":{"t":4},"members":[{"id":"a","topics":["t"]}],"options":{"time_limit_ms":5000}}'
+
+
+def cancellation_ms(trials: int) -> list[float]:
+    """A client sends a 200k-partition request (30 s limit) to a service with one solver process
+    and goes away 0.5 s later; how long until the next small request is answered (the solve is
+    interrupted, or its process killed and the warm spare takes over)."""
+    body = with_time_limit(CANCEL_BUSY.problem(), 30_000)
+    waits = []
+    with running_service({"STICKYD_AUTH": "off", "STICKYD_WORKERS": "1", "STICKYD_LOG_LEVEL": "warning"}) as service:
+        host, port = service.url.removeprefix("http://").split(":")
+        for _ in range(trials):
+            with socket.create_connection((host, int(port)), timeout=10) as sock:
+                head = (
+                    "POST /v1/assign/consumer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: {len(body)}\r\n\r\n"
+                )
+                sock.sendall(head.encode() + body)
+                time.sleep(0.5)
+            gone = time.monotonic()
+            answer = post(service.url, "consumer", SMALL)
+            waits.append((time.monotonic() - gone) * 1000 if answer.status == 200 else float("inf"))
+            time.sleep(2)  # a replaced process's new spare is warm again
+    return waits
+
+
 def load_average() -> str:
     return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def limits_report(rows: list[Row], started_load: str, env: dict[str, str]) -> str:
+def limits_report(rows: list[Row], started_load: str, env: dict[str, str], waits: list[float] | None = None) -> str:
     misses = [r for r in rows if r.misses]
     said = "\n".join(
         f"- MISS {r.size.name} at {r.limit_ms} ms x {r.concurrency}: {r.misses} of {len(r.answers)} answers "
@@ -214,6 +244,16 @@ promise or not 200; `invalid`: 200 answers the shared validators reject; peak RS
 {chr(10).join(r.line() for r in rows)}
 
 {said or "No misses."}
+{_cancellation_text(waits) if waits else ""}"""
+
+
+def _cancellation_text(waits: list[float]) -> str:
+    over = sum(1 for w in waits if w > CANCEL_TARGET_MS)
+    return f"""
+Cancellation: a client that goes away 0.5 s into a 200k-partition solve (one solver process); the
+next small request was answered after {", ".join(f"{w:.0f}" for w in waits)} ms ({len(waits)} trials;
+target {CANCEL_TARGET_MS} ms{f", MISS in {over}" if over else ", met"}; the process is interrupted, or killed
+and replaced by the warm spare when its solve is in native code).
 """
 
 
@@ -244,6 +284,7 @@ def main() -> None:
     parser.add_argument("--limits", default=",".join(map(str, LIMITS_MS)))
     parser.add_argument("--floor", action="store_true", help="measure the floor instead (time_limit_ms 1, alone)")
     parser.add_argument("--repeat", type=int, default=3, help="--floor: requests per class")
+    parser.add_argument("--cancel-trials", type=int, default=5, help="disconnect trials (0: none)")
     parser.add_argument("--no-write", action="store_true", help="print only; leave bench/RESULTS.md alone")
     args = parser.parse_args()
     sizes = [SIZE_CLASSES[name] for name in args.classes.split(",")]
@@ -277,7 +318,8 @@ def main() -> None:
                 for at_once in CONCURRENCY:
                     rows.append(run_row(service, size, problem, validator, limit_ms, at_once))
                     print(rows[-1].line(), flush=True)
-    text = limits_report(rows, started_load, {k: v for k, v in env.items() if k != "STICKYD_LOG_LEVEL"})
+    waits = cancellation_ms(args.cancel_trials) if args.cancel_trials else None
+    text = limits_report(rows, started_load, {k: v for k, v in env.items() if k != "STICKYD_LOG_LEVEL"}, waits)
     print(text)
     if not args.no_write:
         write_section("Time limits under load", text)

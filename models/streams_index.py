@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models.streams import StreamsProblem, parse_task
+from models.streams import StreamsProblem
 
 
 def subtopology_key(sub_id: str) -> tuple[int, int | str]:
@@ -80,58 +80,61 @@ def index_streams_problem(problem: StreamsProblem) -> StreamsIndex:
     task_sub = np.concatenate([np.full(s.partitions, i, dtype=np.int64) for i, s in enumerate(subs)] or none)
     task_partition = np.concatenate([np.arange(s.partitions, dtype=np.int64) for s in subs] or none)
     stateful = np.concatenate([np.full(s.partitions, s.stateful) for s in subs] or none).astype(bool)
-    first = np.concatenate([[0], np.cumsum([s.partitions for s in subs])]).astype(np.int64)
-    sub_pos = {s.id: i for i, s in enumerate(subs)}
+    # every task's name, as Kafka writes it: a claim is a dictionary look-up, not a parse (the
+    # model has checked each name's shape; one not here names a task that no longer exists)
+    task_ids = {f"{s.id}_{p}": t for t, (s, p) in enumerate((s, p) for s in subs for p in range(s.partitions))}
 
     stale: set[str] = set()
-
-    def task_of(name: str) -> int | None:
-        sub, partition = parse_task(name) or ("", -1)
-        s = sub_pos.get(sub)
-        if s is None or partition >= subs[s].partitions:
-            stale.add(name)
-            return None
-        return int(first[s] + partition)
-
+    get = task_ids.get
     n_tasks = len(task_sub)
-    prev_active = np.full(n_tasks, -1, dtype=np.int64)
-    claimed_twice = np.zeros(n_tasks, dtype=bool)
-    standby: list[set[int]] = [set() for _ in range(n_tasks)]
-    lags: list[dict[int, int]] = [{} for _ in range(n_tasks)]
+    owner_of = [-1] * n_tasks
+    claimed_twice: set[int] = set()
+    standby: dict[int, set[int]] = {}
+    lags: dict[int, dict[int, int]] = {}
     for j, client in enumerate(clients):
         for name in client.active:
-            t = task_of(name)
+            t = get(name)
             if t is None:
+                stale.add(name)
                 continue
-            if prev_active[t] >= 0 and prev_active[t] != j:
-                claimed_twice[t] = True
-            prev_active[t] = j
+            if owner_of[t] >= 0 and owner_of[t] != j:
+                claimed_twice.add(t)
+            owner_of[t] = j
         for name in client.standby:
-            t = task_of(name)
-            if t is not None:
-                standby[t].add(j)
+            t = get(name)
+            if t is None:
+                stale.add(name)
+            else:
+                standby.setdefault(t, set()).add(j)
         for name, lag in client.lags.items():
-            t = task_of(name)
-            if t is not None:
-                lags[t][j] = lag
-    prev_active[claimed_twice] = -1
+            t = get(name)
+            if t is None:
+                stale.add(name)
+            else:
+                lags.setdefault(t, {})[j] = lag
+    for t in claimed_twice:
+        owner_of[t] = -1
+    prev_active = np.array(owner_of, dtype=np.int64)
 
     acceptable = problem.config.acceptable_recovery_lag
-    caught_up = []
-    for t in range(n_tasks):
-        owner = int(prev_active[t])
-        # the previous active owner counts as lag 0 unless its lags say otherwise
-        lag_of = dict(lags[t])
-        if owner >= 0:
-            lag_of.setdefault(owner, 0)
-        caught_up.append(frozenset(j for j, value in lag_of.items() if value <= acceptable))
-        standby[t].discard(owner)
+    # the previous active owner counts as lag 0 unless its lags say otherwise (sets shared where equal)
+    nobody: frozenset[int] = frozenset()
+    owner_alone = [frozenset((j,)) for j in range(len(clients))]
+    caught_up = [owner_alone[owner] if owner >= 0 else nobody for owner in owner_of]
+    for t, lag_of in lags.items():
+        owner = owner_of[t]
+        merged = {owner: 0, **lag_of} if owner >= 0 else lag_of
+        caught_up[t] = frozenset(j for j, value in merged.items() if value <= acceptable)
+    prev_standby = [nobody] * n_tasks
+    for t, held in standby.items():
+        held.discard(owner_of[t])
+        prev_standby[t] = frozenset(held)
 
     warnings = []
     if stale:
         warnings.append(f"{len(stale)} claims on tasks that no longer exist ignored: {', '.join(sorted(stale)[:5])}")
-    if claimed_twice.any():
-        warnings.append(f"{int(claimed_twice.sum())} tasks claimed active by two clients count as owned by neither")
+    if claimed_twice:
+        warnings.append(f"{len(claimed_twice)} tasks claimed active by two clients count as owned by neither")
     replicas = min(problem.config.num_standby_replicas, len(clients) - 1)
     if replicas < problem.config.num_standby_replicas and stateful.any():
         warnings.append(f"only {replicas} standby replicas per task: there are {len(clients)} clients")
@@ -143,7 +146,7 @@ def index_streams_problem(problem: StreamsProblem) -> StreamsIndex:
         task_partition=task_partition,
         stateful=stateful,
         prev_active=prev_active,
-        prev_standby=tuple(frozenset(s) for s in standby),
+        prev_standby=tuple(prev_standby),
         caught_up=tuple(caught_up),
         replicas=replicas,
         racks=tuple(c.rack for c in clients),

@@ -21,7 +21,7 @@ FREE_BYTES = 1_000_000
 """body bytes up to which reading and parsing count as free."""
 MS_PER_MB = 120.0
 """reading and parsing: per MB of body (json.loads with the duplicate-key hook, pydantic)."""
-MS_PER_UNIT: dict[Kind, float] = {"consumer": 0.0025, "streams": 0.09}
+MS_PER_UNIT: dict[Kind, float] = {"consumer": 0.0025, "streams": 0.02}
 """indexing, the cheapest valid answer and writing it: per partition (consumer) or task (Streams)."""
 
 

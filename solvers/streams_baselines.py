@@ -7,7 +7,12 @@ import numpy as np
 from sortedcontainers import SortedList
 
 from models.streams_index import StreamsIndex
+from solvers.budget import TimeBudget
 from solvers.streams_flow import StreamsTarget
+
+CHECK_EVERY = 1_024
+"""loop iterations between two looks at the budget."""
+HEURISTIC = "the streams sticky heuristic"
 
 
 def solve_greedy(index: StreamsIndex) -> StreamsTarget:
@@ -37,11 +42,13 @@ def solve_greedy(index: StreamsIndex) -> StreamsTarget:
     return StreamsTarget(active=active, standby=standby)
 
 
-def solve_sticky(index: StreamsIndex) -> StreamsTarget:
+def solve_sticky(index: StreamsIndex, budget: TimeBudget | None = None) -> StreamsTarget:
     """Previous active owner first, then a caught-up client, then the least loaded one, within
     each client's active share (so active balance always holds); standbys stay where they were
     while the client is within its stateful share, the rest go to the clients with the fewest
-    stateful tasks. Per-subtopology and stateful balance are preferred, not guaranteed."""
+    stateful tasks. Per-subtopology and stateful balance are preferred, not guaranteed.
+    `budget` is asked inside the loops (SolveTimeout once it is spent)."""
+    budget = budget or TimeBudget(float("inf"))
     n = index.client_count
     lo, hi = index.active_bounds()
     load = np.zeros(n, dtype=np.int64)
@@ -74,28 +81,34 @@ def solve_sticky(index: StreamsIndex) -> StreamsTarget:
         range(index.task_count),
         key=lambda t: ((int(index.task_sub[t]) + int(index.prev_active[t])) % n_subs, int(index.task_partition[t])),
     )
-    for t in rotated:
+    for i, t in enumerate(rotated):
+        if i % CHECK_EVERY == 0:
+            budget.check(HEURISTIC)
         owner = int(index.prev_active[t])
         if owner >= 0 and room(t, owner):
             give(t, owner)
-    for t in np.flatnonzero(active < 0).tolist():
+    for i, t in enumerate(np.flatnonzero(active < 0).tolist()):
+        if i % CHECK_EVERY == 0:
+            budget.check(HEURISTIC)
         caught = index.caught_up[t] if index.stateful[t] else frozenset()
         for j in sorted(caught, key=lambda j: (load[j] / index.capacity[j], j)):
             if room(t, j):
                 give(t, j)
                 break
     by_load = SortedList((load[j] / index.capacity[j], j) for j in range(n))
-    for t in np.flatnonzero(active < 0).tolist():
+    for i, t in enumerate(np.flatnonzero(active < 0).tolist()):
+        if i % CHECK_EVERY == 0:
+            budget.check(HEURISTIC)
         pick = next((j for _, j in by_load if room(t, j)), None)
         if pick is None:
             pick = next((j for _, j in by_load if load[j] < quota[j]), by_load[0][1])
         by_load.remove((load[pick] / index.capacity[pick], pick))
         give(t, pick)
         by_load.add((load[pick] / index.capacity[pick], pick))
-    return StreamsTarget(active=active, standby=_sticky_standbys(index, active))
+    return StreamsTarget(active=active, standby=_sticky_standbys(index, active, budget))
 
 
-def _sticky_standbys(index: StreamsIndex, active: np.ndarray) -> np.ndarray:
+def _sticky_standbys(index: StreamsIndex, active: np.ndarray, budget: TimeBudget) -> np.ndarray:
     """Previous standby clients keep their replica while within their stateful share; the rest
     go to the clients with the fewest stateful tasks per thread, another rack than the active's
     first (KIP-925)."""
@@ -111,7 +124,9 @@ def _sticky_standbys(index: StreamsIndex, active: np.ndarray) -> np.ndarray:
         load[j] += 1
         by_load.add((load[j] / index.capacity[j], j))
 
-    for t in np.flatnonzero(index.stateful).tolist():
+    for i, t in enumerate(np.flatnonzero(index.stateful).tolist()):
+        if i % CHECK_EVERY == 0:
+            budget.check(HEURISTIC)
         owner = int(active[t])
         chosen = [j for j in sorted(index.prev_standby[t]) if j != owner and load[j] < hi_sf[j]][:r]
         for j in chosen:

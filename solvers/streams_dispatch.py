@@ -19,12 +19,16 @@ from solvers.streams_bound import StreamsBound, streams_bounds
 from solvers.streams_cpsat_bound import cpsat_certify
 from solvers.streams_flow import StreamsTarget, solve_streams_flows
 from solvers.streams_lp_bound import lp_proves
+from solvers.streams_quick import solve_quick_streams
 from solvers.streams_result import StreamsOutcome, balance_excess, build_streams_solution, standby_moves
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TIME_LIMIT_MS = 10_000
 OPTIMAL_SHARE = 0.8
+ANSWER_S_PER_TASK = 3e-6
+"""time kept, per task, to build the answer after the sticky heuristic (and for the quick fill)."""
+ANSWER_S_FIXED = 0.01
 
 
 def solve_streams(
@@ -47,19 +51,36 @@ def solve_streams(
         budget = TimeBudget.of_ms(options.time_limit_ms or default_time_limit_ms, started=started)
     index = index_streams_problem(problem)
     if fallback_reason is not None:
-        target = solve_sticky(index)
-        outcome = StreamsOutcome(options.strategy, "sticky", False, True, (fallback_reason,))
+        target, outcome = _fallback(index, budget, options.strategy, (fallback_reason,))
     elif options.strategy == "greedy":
         target, outcome = solve_greedy(index), StreamsOutcome("greedy", "greedy", False, False)
     elif options.strategy == "sticky":
-        target, outcome = solve_sticky(index), StreamsOutcome("sticky", "sticky", False, False)
+        target, outcome = _fallback(index, budget, "sticky", ())
+        if outcome.solver == "sticky":
+            outcome = StreamsOutcome("sticky", "sticky", False, False)
     else:
-        target, outcome = _optimal_or_fallback(index, budget.share(OPTIMAL_SHARE))
+        target, outcome = _optimal_or_fallback(index, budget)
     return build_streams_solution(problem, index, target, outcome, (time.monotonic() - started) * 1000)
 
 
-def _optimal_or_fallback(index: StreamsIndex, budget: TimeBudget) -> tuple[StreamsTarget, StreamsOutcome]:
+def _fallback(
+    index: StreamsIndex, budget: TimeBudget, strategy: str, said: tuple[str, ...]
+) -> tuple[StreamsTarget, StreamsOutcome]:
+    """The sticky heuristic when it finishes in time (keeping time to build the answer), else
+    the quick valid fill (solvers/streams_quick.py)."""
+    reserve_s = ANSWER_S_FIXED + ANSWER_S_PER_TASK * index.task_count
     try:
+        target = solve_sticky(index, TimeBudget(budget.deadline - reserve_s))
+        return target, StreamsOutcome(strategy, "sticky", False, True, said)
+    except SolveTimeout:
+        late = "the sticky heuristic ran out of the time limit: quick valid fill"
+    return solve_quick_streams(index), StreamsOutcome(strategy, "quick-fill", False, True, (*said, late))
+
+
+def _optimal_or_fallback(index: StreamsIndex, whole: TimeBudget) -> tuple[StreamsTarget, StreamsOutcome]:
+    budget = whole.share(OPTIMAL_SHARE)
+    try:
+        budget.check("the streams active flow")
         target = solve_streams_flows(index, budget)
         problems = target_violations(index, target.active, target.standby)
         if problems:
@@ -75,7 +96,7 @@ def _optimal_or_fallback(index: StreamsIndex, budget: TimeBudget) -> tuple[Strea
         # the integer programme's target where it beat the flows'
         solver = "min-cost-flow" if certified is target else "cp-sat"
         return certified, StreamsOutcome("optimal", solver, proven, False, warnings)
-    return solve_sticky(index), StreamsOutcome("optimal", "sticky", False, True, (why,))
+    return _fallback(index, whole, "optimal", (why,))
 
 
 def _certify(

@@ -37,6 +37,8 @@ class StreamsTarget:
     """shape (tasks, replicas): standby clients of stateful tasks; -1 for stateless rows."""
 
 
+CHECK_EVERY = 2_048
+"""loop iterations between two looks at the budget."""
 EXACT_STANDBY_ARCS = 2_000_000
 """The per-class standby model (one arc per class and client) is tried up to this size."""
 
@@ -45,7 +47,7 @@ def solve_streams_flows(index: StreamsIndex, budget: TimeBudget | None = None) -
     """The target; `budget` is asked between stages and inside the dealing loops (a flow solve
     itself is not interruptible), raising SolveTimeout once it is spent."""
     budget = budget or TimeBudget(float("inf"))
-    active = _solve_actives(index)
+    active = _solve_actives(index, budget)
     budget.check("the streams active flow")
     classes = _standby_classes(index, active)
     try:
@@ -135,12 +137,14 @@ def _active_class(index: StreamsIndex, t: int) -> _ActiveClass:
     )
 
 
-def _solve_actives(index: StreamsIndex) -> np.ndarray:
+def _solve_actives(index: StreamsIndex, budget: TimeBudget) -> np.ndarray:
     n, n_subs, n_tasks = index.client_count, len(index.subtopologies), index.task_count
     if n_tasks == 0:
         return np.zeros(0, dtype=np.int64)
     keys: dict[_ActiveClass, list[int]] = {}
     for t in range(n_tasks):
+        if t % CHECK_EVERY == 0:
+            budget.check("the streams active flow")
         keys.setdefault(_active_class(index, t), []).append(t)
     classes = list(keys.items())
     weights = _ActiveWeights.for_index(index)
@@ -155,6 +159,8 @@ def _solve_actives(index: StreamsIndex) -> np.ndarray:
     sink = net.add_nodes(1)
     direct_rows: list[tuple[int, int, slice]] = []
     for c, (cls, tasks) in enumerate(classes):
+        if c % CHECK_EVERY == 0:
+            budget.check("the streams active flow")
         net.supply(class0 + c, len(tasks))
         # a task stays with its previous active owner, or moves to a caught-up client or one
         # that held its standby ...
@@ -193,6 +199,7 @@ def _solve_actives(index: StreamsIndex) -> np.ndarray:
     # active task balance: each client runs its capacity-weighted share of all tasks
     net.add_arcs(client0 + clients, sink, hi, 0, lower=lo)
     net.supply(sink, -n_tasks)
+    budget.check("the streams active flow")
     flows = net.solve()
 
     n_classes = len(classes)

@@ -1,10 +1,10 @@
 """A valid Streams target in a few vectorised passes, for when even the sticky heuristic would be
 late (the Streams counterpart of solvers/consumer_quick.py).
 
-1. each task stays with its previous active client while that client is under its
-   capacity-weighted share of all tasks (ceil), in task order;
-2. the other tasks are dealt round robin to the clients still short of their share (floor
-   first, then ceil), so each client ends within its share;
+1. each client's quota is its capacity-weighted share of all tasks (the floor, one more for the
+   clients that owned the most, until the quotas sum to the tasks);
+2. each task stays with its previous active client while that client is under its quota, in task
+   order; the other tasks are dealt round robin to the clients short of their quota;
 3. the k-th standby of a stateful task goes to the (k+1)-th client after its active, in client
    order: distinct clients, never the active's, as balanced as the actives.
 
@@ -23,15 +23,12 @@ from solvers.streams_flow import StreamsTarget
 
 def solve_quick_streams(index: StreamsIndex) -> StreamsTarget:
     n, n_tasks = index.client_count, index.task_count
-    lo, hi = index.active_bounds()
-    active = _kept_actives(index.prev_active, hi, n)
+    quota = _quota(index, n)
+    active = _kept_actives(index.prev_active, quota, n)
     kept = np.bincount(active[active >= 0], minlength=n)
     free = np.flatnonzero(active < 0)
-    # slots: first up to each client's floor, then up to its ceil, round robin over the clients
-    to_floor = np.clip(lo - kept, 0, None)
-    to_ceil = hi - np.maximum(kept, lo)
-    slots = np.concatenate([_round_robin(to_floor), _round_robin(to_ceil)])
-    if len(slots) < len(free):  # cannot happen with shares that sum to the tasks; stay valid anyway
+    slots = _round_robin(quota - kept)  # exactly the free tasks: the quotas sum to the tasks
+    if len(slots) < len(free):  # cannot happen; stay valid anyway
         slots = np.concatenate([slots, np.arange(len(free) - len(slots)) % n])
     active[free] = slots[: len(free)]
     standby = np.full((n_tasks, index.replicas), -1, dtype=np.int64)
@@ -40,6 +37,19 @@ def solve_quick_streams(index: StreamsIndex) -> StreamsTarget:
         standby[stateful, k] = (active[stateful] + 1 + k) % n
     standby.sort(axis=1)
     return StreamsTarget(active=active, standby=standby)
+
+
+def _quota(index: StreamsIndex, n: int) -> np.ndarray:
+    """Each client's active count: the floor of its share, plus one for the clients that owned the
+    most (as many as the floors leave tasks over, among clients whose ceil is above their floor)."""
+    lo, hi = index.active_bounds()
+    owned = np.bincount(index.prev_active[index.prev_active >= 0], minlength=n)
+    spare = index.task_count - int(lo.sum())
+    can = np.flatnonzero(hi > lo)
+    extra = can[np.lexsort((can, -owned[can]))][:spare]
+    quota = lo.astype(np.int64).copy()
+    quota[extra] += 1
+    return quota
 
 
 def _kept_actives(prev_active: np.ndarray, cap: np.ndarray, n: int) -> np.ndarray:

@@ -72,23 +72,28 @@ def build_streams_solution(
             warmup_of[t] = owner
             budget -= 1
 
-    names = [index.task_name(t) for t in range(index.task_count)]
-
-    def listed(mask: np.ndarray) -> list[str]:
-        # task ids are already sorted by subtopology, then partition
-        return [names[t] for t in np.flatnonzero(mask).tolist()]
-
+    per_sub = np.bincount(index.task_sub, minlength=len(index.subtopologies)).tolist()
+    names = np.array(
+        [f"{sub}_{p}" for sub, count in zip(index.subtopologies, per_sub, strict=True) for p in range(count)],
+        dtype=object,
+    )
+    tasks = np.arange(index.task_count, dtype=np.int64)
+    held = target.standby >= 0
+    standby_client = target.standby[held]
+    standby_task = np.broadcast_to(tasks[:, None], target.standby.shape)[held]
+    # a standby is not run where the client now runs that task as its active
+    run = running[standby_task] != standby_client
+    warm = warmup_of >= 0
+    target_active = _by_client(names, n, target.active, tasks)
+    target_standby = _by_client(names, n, standby_client, standby_task)
+    running_active = _by_client(names, n, running, tasks)
+    running_standby = _by_client(names, n, standby_client[run], standby_task[run])
+    warmups = _by_client(names, n, warmup_of[warm], tasks[warm])
     target_map: dict[str, TargetAssignment] = {}
     running_map: dict[str, ClientAssignment] = {}
     for j, client in enumerate(index.clients):
-        holds_standby = (target.standby == j).any(axis=1) if target.standby.size else np.zeros(index.task_count, bool)
-        target_map[client] = TargetAssignment(active=listed(target.active == j), standby=listed(holds_standby))
-        running_map[client] = ClientAssignment(
-            active=listed(running == j),
-            # a standby is not run where the client now runs that task as its active
-            standby=listed(holds_standby & (running != j)),
-            warmup=listed(warmup_of == j),
-        )
+        target_map[client] = TargetAssignment(active=target_active[j], standby=target_standby[j])
+        running_map[client] = ClientAssignment(active=running_active[j], standby=running_standby[j], warmup=warmups[j])
     excess = balance_excess(index, target)
     warnings = list(index.warnings) + list(outcome.warnings)
     if any(excess.values()):
@@ -115,6 +120,14 @@ def build_streams_solution(
         followup_rebalance=bool((running != target.active).any()),
         stats=stats,
     )
+
+
+def _by_client(names: np.ndarray, n: int, client: np.ndarray, task: np.ndarray) -> list[list[str]]:
+    """Per client j, the names of the tasks (sorted by id: by subtopology, then partition) of the
+    pairs (client[i], task[i]) with client[i] == j."""
+    order = np.lexsort((task, client))
+    bounds = np.cumsum(np.bincount(client, minlength=n))[:-1] if len(client) else np.zeros(max(n - 1, 0), np.int64)
+    return [part.tolist() for part in np.split(names[task[order]], bounds)]
 
 
 def active_moves(index: StreamsIndex, target: StreamsTarget) -> int:
