@@ -23,6 +23,10 @@ MS_PER_MB = 120.0
 """reading and parsing: per MB of body (json.loads with the duplicate-key hook, pydantic)."""
 MS_PER_UNIT: dict[Kind, float] = {"consumer": 0.0025, "streams": 0.02}
 """indexing, the cheapest valid answer and writing it: per partition (consumer) or task (Streams)."""
+MS_PER_BODY_MB: dict[Kind, float] = {"consumer": 333.0, "streams": 906.0}
+"""the whole floor per MB of body, for the web process, which knows only the body's size: the
+floor of the benchmarks' largest classes (Kafka-like claims; Streams with one standby) over their
+body sizes."""
 
 
 def body_floor_ms(body_bytes: int, scale: float = 1.0) -> int:
@@ -39,3 +43,12 @@ def floor_ms(kind: Kind, units: int, body_bytes: int, scale: float = 1.0) -> int
     if units <= FREE_UNITS and body_bytes <= FREE_BYTES:
         return 0
     return round(scale * (MS_PER_MB * body_bytes / 1e6 + MS_PER_UNIT[kind] * units))
+
+
+def answer_cost_ms(kind: Kind, body_bytes: int, scale: float = 1.0) -> int:
+    """What the cheapest answer to a body of `body_bytes` costs a solver process (parsing,
+    indexing, the quick fill, writing it), estimated from the size alone, with no free part: how
+    long before its deadline a queued request must start, how long the guard waits for a late
+    solver process's own quick fill rather than parse the body again in the fallback pool, and
+    the body's part of the deadline before a solver process has parsed it."""
+    return round(scale * MS_PER_BODY_MB[kind] * body_bytes / 1e6)
