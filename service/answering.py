@@ -28,8 +28,9 @@ TIME_LIMIT_HINT = re.compile(rb'"time_limit_ms"\s*:\s*([0-9]{1,9})')
 CLIENT_GONE = "the client went away"
 REPLY_RESERVE_S = 0.02
 """Kept from the response margin for sending the fallback's answer."""
-START_RESERVE_S = 0.05
-"""A queued request must start at least this long before its guard (besides its answer's cost)."""
+START_RESERVE_S = 0.02
+"""A queued request must start at least this long before its guard, besides its answer's cost:
+it waits for a solver process as long as it can still be answered within the promise."""
 
 
 def time_limit_hint_ms(body: bytes | dict[str, Any]) -> int | None:
