@@ -98,7 +98,7 @@ def _wide_unequal(seed: int) -> dict[str, Any]:
     names = sorted(counts)
     cohorts = [sorted(rng.sample(names, rng.randint(1, len(names)))) for _ in range(rng.randint(2, 4))]
     members = [{"id": f"m{i:02d}", "topics": cohorts[i % len(cohorts)]} for i in range(rng.randint(3, 14))]
-    read = {t for cohort in cohorts for t in cohort}
+    read = {t for member in members for t in member["topics"]}
     return {"topics": {t: c for t, c in counts.items() if t in read}, "members": members}
 
 
