@@ -19,6 +19,7 @@ from models.consumer_index import ConsumerIndex
 from solvers.budget import TimeBudget
 from solvers.consumer_balance import UNARY_STEPS_LIMIT, least_squares, load_ranges, squared, squares_of
 from solvers.consumer_classes import UnitClasses, materialize
+from solvers.consumer_same_counts import fewest_moves_same_counts
 from solvers.consumer_split_bound import SplitBound, moves_within
 from solvers.consumer_sticky import solve_sticky
 from solvers.errors import SolverFailure, SolveTimeout
@@ -39,7 +40,9 @@ def solve_cpsat(
     least, reaching = least_squares(index, unit_classes, deadline, split.squares if split else None, heuristic)
     racks = any(pool.rack_miss for pool in unit_classes.pools)
     if squares_of(index, heuristic) == least:
-        # the KIP-54 answer is balanced: its own units per class are the better hint (it is sticky)
+        # the KIP-54 answer is balanced: with the same units per weight for every member (the
+        # same loads) a flow moves as few as can be, and that is the better hint
+        heuristic = fewest_moves_same_counts(index, heuristic, deadline)
         reaching = counts_of(unit_classes, heuristic, index.member_count)
         exact = split is not None and split.squares == least and not racks and not max_imbalance
         if exact and split is not None and moves_of(index, heuristic) == split.moves:
