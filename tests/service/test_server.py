@@ -106,21 +106,34 @@ def test_64_concurrent_requests_are_answered_in_time_while_health_stays_fast(ser
 
 
 def test_a_dead_solver_process_is_replaced(service: ServiceProcess) -> None:
-    children = Path(f"/proc/{service.pid}/task/{service.pid}/children").read_text().split()
-    workers = [int(pid) for pid in children if b"service.solver_process" in Path(f"/proc/{pid}/cmdline").read_bytes()]
-    assert workers
-    for pid in workers:
-        os.kill(pid, signal.SIGKILL)
+    """Every solver process killed at once (the working ones, the fallback's and the warm spares):
+    the working ones are replaced (counted as restarts), new spares are warmed, and requests are
+    solved again, not answered by the fallback."""
     with StickydClient(service.url, timeout=60) as client:
+        working = client.health()["worker_pids"]
+        children = Path(f"/proc/{service.pid}/task/{service.pid}/children").read_text().split()
+        solvers = [int(p) for p in children if b"service.solver_process" in Path(f"/proc/{p}/cmdline").read_bytes()]
+        assert working and set(working) <= set(solvers)
+        for pid in solvers:
+            os.kill(pid, signal.SIGKILL)
+
+        def recovered(health: dict[str, Any]) -> bool:
+            # a killed spare is started again but is no restart: only working processes count
+            return (
+                health["restarts"] >= len(working)
+                and health["workers_alive"] == health["workers"]
+                and health["spare_ready"]
+                and health["fallback_spare_ready"]
+                and not set(health["worker_pids"]) & set(solvers)
+            )
+
         # replacements start at once; on a loaded machine their imports take seconds
         deadline = time.monotonic() + 60
         health = client.health()
-        while (health["workers_alive"] < health["workers"] or health["restarts"] < len(workers)) and (
-            time.monotonic() < deadline
-        ):
+        while not recovered(health) and time.monotonic() < deadline:
             time.sleep(0.2)
             health = client.health()
-        assert health["restarts"] >= len(workers) and health["workers_alive"] == health["workers"], health
+        assert recovered(health), health
         for path in sorted(CONTRACT.glob("consumer-*.json")):
             problem = json.loads(path.read_text())
             solution = client.assign_consumer(problem)
