@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from solvers.consumer_classes import ranges
+
 
 def load_segments(lo: np.ndarray, hi: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
     """(member, capacity, k) per arc: k is the unit whose marginal the arc charges (cost
@@ -37,7 +39,7 @@ def load_segments(lo: np.ndarray, hi: np.ndarray, a: np.ndarray, b: np.ndarray) 
     # inside: one arc per unit a + 1 .. b
     width = b - a
     inside_member = np.repeat(members, width)
-    inside_k = np.repeat(a, width) + _ranges(width) + 1
+    inside_k = np.repeat(a, width) + ranges(width) + 1
     # above: segments (b + 2^j - 1, b + 2^(j+1) - 1], cut at hi, charging their bottom unit
     start = b[:, None] + (step - 1)
     end = np.minimum(b[:, None] + (2 * step - 1), hi[:, None])
@@ -84,11 +86,3 @@ def widen(
 def _floor_log2(values: np.ndarray) -> np.ndarray:
     """floor(log2(v)) for integers v >= 1, exactly (frexp: v = m 2^e with 0.5 <= m < 1)."""
     return np.frexp(values.astype(np.float64))[1].astype(np.int64) - 1
-
-
-def _ranges(width: np.ndarray) -> np.ndarray:
-    total = int(width.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    starts = np.repeat(np.cumsum(width) - width, width)
-    return np.arange(total, dtype=np.int64) - starts
