@@ -28,6 +28,14 @@ TIME_LIMIT_HINT = re.compile(rb'"time_limit_ms"\s*:\s*([0-9]{1,9})')
 CLIENT_GONE = "the client went away"
 REPLY_RESERVE_S = 0.02
 """Kept from the response margin for sending the fallback's answer."""
+PATIENCE_FACTOR = 2.0
+"""A solve past its guard is given this many times its body's answer cost to answer itself (its
+process answers a spent budget with its quick fill) before it counts as stuck and the fallback
+pool parses the body again: a loaded machine makes every stage slower, not only the first."""
+CHEAP_S = 0.05
+"""A request no solver process could take in time goes to the fallback pool only when its
+cheapest answer costs at most this: every core is busy with the solver processes then, and a
+third large job would make all three late."""
 START_RESERVE_S = 0.02
 """A queued request must start at least this long before its guard, besides its answer's cost:
 it waits for a solver process as long as it can still be answered within the promise."""
@@ -133,14 +141,16 @@ async def solve_body(
         guard=deadline + margin_s,
         guard_after_deadline_s=margin_s,
         start_by=deadline + margin_s - cost_s - START_RESERVE_S,
-        patience_s=cost_s,
+        patience_s=PATIENCE_FACTOR * cost_s,
+        hand_off_ready=lambda: services.fallback.idle > 0,
+        hand_off_limit_s=settings.fallback_limit_ms / 1000,
         timing=timing,
     )
     if result is not None:
         return result
     endpoint = f"/v1/assign/{kind}"
     if not timing.started:
-        if services.fallback.idle == 0:
+        if services.fallback.idle == 0 or cost_s > CHEAP_S:
             return _busy(endpoint, services, timing, margin_s)
         reason = QUEUE_REASON
         log.warning("endpoint=%s no solver process free in time; the fallback answers", endpoint)

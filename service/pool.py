@@ -40,6 +40,9 @@ QUEUE_REASON = "answered by the fallback pool: every solver process was busy pas
 INTERRUPT_WAIT_S = 0.2
 """How long an interrupted job may take to stop before its process is killed."""
 PR_SET_PDEATHSIG = 1
+HAND_OFF_POLL_S = 0.05
+"""Past its patience, a job is handed over only once the fallback pool has a process free: how
+often that is looked at meanwhile."""
 CLOSE_WAIT_S = 0.5
 """On close, how long the processes (all at once) get to exit after their stdin is closed."""
 
@@ -220,13 +223,17 @@ class SolverPool:
         guard_after_deadline_s: float,
         start_by: float | None = None,
         patience_s: float = 0.0,
+        hand_off_ready: Callable[[], bool] = lambda: True,
+        hand_off_limit_s: float = 0.0,
         fallback_reason: str | None = None,
         timing: Timing,
     ) -> JobResult | None:
         """The job's answer, or None when it did not start by `start_by` (monotonic; default
         `guard`; then timing.started is False) or was still running at `guard` plus `patience_s`
-        (`guard` moves to the deadline the process reports plus `guard_after_deadline_s`).
-        Cancelling the caller (the client went away) stops the job."""
+        (`guard` moves to the deadline the process reports plus `guard_after_deadline_s`) once
+        `hand_off_ready()` (the fallback pool has a process free: handing the job to a busy one
+        would only queue it behind another) or `hand_off_limit_s` later still. Cancelling the
+        caller (the client went away) stops the job."""
         queued = time.monotonic()
         start_by = guard if start_by is None else start_by
         if self._idle.empty():
@@ -249,6 +256,8 @@ class SolverPool:
                 guard_after_deadline_s=guard_after_deadline_s,
                 start_by=start_by,
                 patience_s=patience_s,
+                hand_off_ready=hand_off_ready,
+                hand_off_limit_s=hand_off_limit_s,
                 fallback_reason=fallback_reason,
                 timing=timing,
             )
@@ -290,6 +299,10 @@ class SolverPool:
                 # costs less than parsing the body again in the fallback pool; stuck only past this
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(answer), timeout=patience_s)
+                give_up = time.monotonic() + hand_off_limit_s
+                while not answer.done() and not hand_off_ready() and time.monotonic() < give_up:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(answer), timeout=HAND_OFF_POLL_S)
             if answer.done():
                 timer[0].cancel()
                 result, _ms = answer.result()
