@@ -123,6 +123,8 @@ def _optimal_or_fallback(
     try:
         if index.equal_subscriptions and options.max_imbalance == 0:
             return solve_equal(index), Outcome("optimal", "direct-equal", True, False)
+        if time.monotonic() >= deadline:  # reading the request took the optimal solver's share
+            raise SolveTimeout("no time left for it within the time limit")
         classes = build_classes(index)
         weights = _uniform_unit_weights(index)
         if weights is not None:
