@@ -79,11 +79,17 @@ def least_squares(
 
 def squares_of(index: ConsumerIndex, owners: list[np.ndarray]) -> int:
     """The sum of squared loads of an assignment (owners per group)."""
+    loads = _loads(index, owners)
+    return int((loads * loads).sum())
+
+
+def _loads(index: ConsumerIndex, owners: list[np.ndarray]) -> np.ndarray:
+    """Partitions per member of an assignment (owners per group)."""
     loads = np.zeros(index.member_count, dtype=np.int64)
     for group, owner in zip(index.groups, owners, strict=True):
         if group.units:
             loads += group.weight * np.bincount(owner[owner >= 0], minlength=index.member_count)
-    return int((loads * loads).sum())
+    return loads
 
 
 def load_ranges(
@@ -91,8 +97,9 @@ def load_ranges(
 ) -> np.ndarray | None:
     """Per member, the [lowest, highest] load it carries in any assignment with the least sum
     of squares `least` (shape (members, 2); members that take nothing: [0, 0]), from the
-    load-count model: per type of interchangeable members, whether some balanced assignment has
-    a member of that type below (above) the lowest (highest) load seen so far, until none has.
+    load-count model: whether some balanced assignment has a member of any type of
+    interchangeable members below (above) the lowest (highest) load seen so far for its type,
+    until none has.
     None when the model is too large or the work would take more than a quarter of the time left."""
     weights = {group.weight for group in index.groups if group.units and group.eligible}
     types = list(_types(index).items())
@@ -120,15 +127,18 @@ def load_ranges(
         return int(round(solver.objective_value))
 
     try:
-        solve(0)
-        for t in range(len(types)):
-            if t not in seen:
-                return None
-            # the lowest load: while some balanced assignment has a lower one, look again
-            while solve(sum(v for (tt, load), v in counts.items() if tt == t and load < seen[t][0])) > 0:
-                pass
-            while solve(sum(v for (tt, load), v in counts.items() if tt == t and load > seen[t][1])) > 0:
-                pass
+        if squares_of(index, heuristic) == least:
+            # the KIP-54 answer is balanced: the loads its members carry are seen
+            loads = _loads(index, heuristic)
+            seen.update({t: [int(loads[ms].min()), int(loads[ms].max())] for t, (_, ms) in enumerate(types)})
+        else:
+            solve(0)
+        if len(seen) < len(types):
+            return None
+        # while some balanced assignment has a member of any type outside the loads seen for
+        # its type, take its loads in and look again: the last solve proves every range at once
+        while solve(sum(v for (t, load), v in counts.items() if not seen[t][0] <= load <= seen[t][1])) > 0:
+            pass
     except _RangesTooSlow:
         return None
     ranges = np.zeros((index.member_count, 2), dtype=np.int64)
@@ -148,10 +158,7 @@ def _load_window(
     summing to T and a valid assignment's sum of squares S (the heuristic's), any assignment
     at least as even has sum((load - T/M)^2) <= S - T^2/M, so each load lies within the root
     of that of the mean."""
-    loads = np.zeros(index.member_count, dtype=np.int64)
-    for group, owner in zip(index.groups, owners, strict=True):
-        if group.units:
-            loads += group.weight * np.bincount(owner[owner >= 0], minlength=index.member_count)
+    loads = _loads(index, owners)
     members = sum(len(ms) for ms in types.values())
     total = int(loads.sum())
     if not members:

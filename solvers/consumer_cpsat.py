@@ -19,6 +19,7 @@ from models.consumer_index import ConsumerIndex
 from solvers.budget import TimeBudget
 from solvers.consumer_balance import UNARY_STEPS_LIMIT, least_squares, load_ranges, squared, squares_of
 from solvers.consumer_classes import UnitClasses, materialize
+from solvers.consumer_same_counts import fewest_moves_same_counts
 from solvers.consumer_split_bound import SplitBound, moves_within
 from solvers.consumer_sticky import solve_sticky
 from solvers.errors import SolverFailure, SolveTimeout
@@ -39,28 +40,18 @@ def solve_cpsat(
     least, reaching = least_squares(index, unit_classes, deadline, split.squares if split else None, heuristic)
     racks = any(pool.rack_miss for pool in unit_classes.pools)
     if squares_of(index, heuristic) == least:
-        # the KIP-54 answer is balanced: its own units per class are the better hint (it is sticky)
+        # the KIP-54 answer is balanced: with the same units per weight for every member (the
+        # same loads) a flow moves as few as can be, and that is the better hint
+        heuristic = fewest_moves_same_counts(index, heuristic, deadline)
         reaching = counts_of(unit_classes, heuristic, index.member_count)
-        exact = split is not None and max_imbalance == 0 and split.squares == least and not racks
+        exact = split is not None and split.squares == least and not racks and not max_imbalance
         if exact and split is not None and moves_of(index, heuristic) == split.moves:
             # balanced and moving as few as the relaxation: optimal, no model needed
             return heuristic
-    if (
-        split is not None
-        and max_imbalance == 0
-        and split.squares == least
-        and _moves_of(unit_classes, reaching) == split.moves
-        and not racks
-    ):
-        # the balanced answer already moves as few as the relaxation: optimal, no model needed
-        rows = [(c, m, v) for (c, m), v in reaching.items() if v]
-        direct = tuple(np.array([r[i] for r in rows], dtype=np.int64) for i in range(3))
-        empty = np.zeros(0, dtype=np.int64)
-        return materialize(unit_classes, direct, (empty, empty, empty))  # type: ignore[arg-type]
-    model = ConsumerCpModel(index, unit_classes, deadline)
-    balanced = _Solved(least, {key: reaching.get(key, 0) for key in model.take})
-    model.last = balanced
     if max_imbalance:
+        model = ConsumerCpModel(index, unit_classes, deadline)
+        balanced = _Solved(least, {key: reaching.get(key, 0) for key in model.take})
+        model.last = balanced
         low = min(model.solved_loads(balanced), default=0)
         high = max(model.solved_loads(balanced), default=0)
         model.bound_loads(max(0, low - max_imbalance), high + max_imbalance)
@@ -74,6 +65,18 @@ def solve_cpsat(
         # most two loads wide, the squares are linear in the loads), else within sqrt(spread)
         # of the mean, where spread = least - total^2 / members
         ranges = load_ranges(index, deadline, least, heuristic)
+        floor, within = _moves_floor(index, split, least, ranges, deadline)
+        if not racks:
+            # a balanced answer that moves no more than the relaxations' floor is optimal
+            if squares_of(index, heuristic) == least and moves_of(index, heuristic) == floor:
+                return heuristic
+            if within is not None and squares_of(index, within) == least:
+                return within
+            if _moves_of(unit_classes, reaching) == floor:
+                return _materialize(unit_classes, reaching)
+        model = ConsumerCpModel(index, unit_classes, deadline)
+        balanced = _Solved(least, {key: reaching.get(key, 0) for key in model.take})
+        model.last = balanced
         if ranges is not None:
             model.bound_member_loads(ranges)
         if ranges is not None and bool((ranges[:, 1] - ranges[:, 0] <= 1).all()):
@@ -88,13 +91,19 @@ def solve_cpsat(
             model.bound_loads(*window)
             model.model.add(model.sum_of_squares(window) == least)
         moves = model.moves()
-        if split is not None:
-            # what the relaxations prove: no balanced assignment moves fewer
-            model.model.add(moves >= _moves_floor(index, split, least, ranges, deadline))
+        # what the relaxations prove: no balanced assignment moves fewer
+        model.model.add(moves >= floor)
         model.minimise(moves, deadline)
-    if any(pool.rack_miss for pool in unit_classes.pools):
+    if racks:
         model.minimise(model.rack_misses(), deadline)
     return model.owners()
+
+
+def _materialize(unit_classes: UnitClasses, counts: dict[tuple[int, int], int]) -> list[np.ndarray]:
+    rows = [(c, m, v) for (c, m), v in counts.items() if v]
+    direct = tuple(np.array([r[i] for r in rows], dtype=np.int64) for i in range(3))
+    empty = np.zeros(0, dtype=np.int64)
+    return materialize(unit_classes, direct, (empty, empty, empty))  # type: ignore[arg-type]
 
 
 def counts_of(unit_classes: UnitClasses, owners: list[np.ndarray], members: int) -> dict[tuple[int, int], int]:
@@ -133,15 +142,16 @@ def _moves_of(unit_classes: UnitClasses, counts: dict[tuple[int, int], int]) -> 
 
 
 def _moves_floor(
-    index: ConsumerIndex, split: SplitBound, least: int, ranges: np.ndarray | None, deadline: float
-) -> int:
+    index: ConsumerIndex, split: SplitBound | None, least: int, ranges: np.ndarray | None, deadline: float
+) -> tuple[int, list[np.ndarray] | None]:
     """A lower bound on the moves of every balanced assignment: the split relaxation's own
     where its balance is the real one, and the relaxation's with every load within the range
-    it takes in balanced assignments."""
-    floors = [split.moves if split.squares == least else 0]
-    if ranges is not None:
-        floors.append(moves_within(index, ranges, deadline) or 0)
-    return max(floors)
+    it takes in balanced assignments; and the latter's answer when it keeps units whole."""
+    floors = [split.moves if split is not None and split.squares == least else 0]
+    within = moves_within(index, ranges, deadline) if ranges is not None else None
+    if within is not None:
+        floors.append(within.moves)
+    return max(floors), within.owners if within is not None else None
 
 
 class _Solved:

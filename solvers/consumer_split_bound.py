@@ -70,36 +70,48 @@ def split_bound(index: ConsumerIndex, deadline: float) -> SplitBound | None:
     weights = {m: 1 for group in relaxed.groups for m in group.eligible}
     answer = solve_min_cost_flow(relaxed, build_classes(relaxed), weights, max_imbalance=0, deadline=deadline)
     loads = answer.loads.astype(np.int64)
-    moves = _moves(relaxed, answer.owners)
-    whole: list[np.ndarray | None] = [None] * len(index.groups)
-    for g, owner in zip(origin, answer.owners, strict=True):
-        first = whole[g]
-        if first is None:
-            whole[g] = owner
-        elif not np.array_equal(first, owner):
-            return SplitBound(int((loads * loads).sum()), moves, None)
-    owners = [o if o is not None else np.zeros(0, np.int64) for o in whole]
-    return SplitBound(int((loads * loads).sum()), moves, owners)
+    squares = int((loads * loads).sum())
+    return SplitBound(squares, _moves(relaxed, answer.owners), _whole(index, origin, answer.owners))
 
 
-def moves_within(index: ConsumerIndex, ranges: np.ndarray, deadline: float) -> int | None:
+@dataclass(frozen=True)
+class MovesWithin:
+    moves: int
+    """the relaxation's fewest moves with every load within its range (a lower bound)."""
+    owners: list[np.ndarray] | None
+    """its answer per real group when it keeps every unit whole (a real assignment)."""
+
+
+def moves_within(index: ConsumerIndex, ranges: np.ndarray, deadline: float) -> MovesWithin | None:
     """The fewest moves of the relaxation with every member's load within its `ranges` row
     (the loads members carry in balanced assignments): a lower bound on the moves of every
     balanced real assignment. None where the relaxation does not apply."""
     split = split_index(index)
     if split is None:
         return None
-    relaxed, _ = split
+    relaxed, origin = split
     weights = {m: 1 for group in relaxed.groups for m in group.eligible}
     model = ConsumerFlowModel(relaxed, build_classes(relaxed), weights)
     lo = np.minimum(ranges[:, 0], model.capacity)
     hi = np.minimum(ranges[:, 1], model.capacity)
     answer = model.solve(lo, hi, Weights(balance=0, moves=1, racks=0), deadline)
-    return _moves(relaxed, answer.owners)
+    return MovesWithin(_moves(relaxed, answer.owners), _whole(index, origin, answer.owners))
+
+
+def _whole(index: ConsumerIndex, origin: list[int], owners: list[np.ndarray]) -> list[np.ndarray] | None:
+    """Owners per real group when every unit's partitions went to one member, else None."""
+    whole: list[np.ndarray | None] = [None] * len(index.groups)
+    for g, owner in zip(origin, owners, strict=True):
+        first = whole[g]
+        if first is None:
+            whole[g] = owner
+        elif not np.array_equal(first, owner):
+            return None
+    return [o if o is not None else np.zeros(0, np.int64) for o in whole]
 
 
 def _moves(relaxed: ConsumerIndex, owners: list[np.ndarray]) -> int:
     return sum(
-        int(((group.claims[0] >= 0) & (owner != group.claims[0])).sum())
+        int(((group.claims[0] >= 0) & (group.claims[0] != owner)).sum())
         for group, owner in zip(relaxed.groups, owners, strict=True)
     )

@@ -5,12 +5,20 @@ time, and equal to the exact reference level by level whenever `optimal` is clai
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from models.consumer import ConsumerProblem
+from models.consumer_index import index_consumer_problem
+from models.consumer_validation import unit_violations
 from solvers import solve_consumer
+from solvers.consumer_cpsat import moves_of
+from solvers.consumer_same_counts import fewest_moves_same_counts
+from solvers.consumer_sticky import solve_sticky
 from tests.conftest import assert_valid
 from tests.solvers.reference_consumer import reference_objective
 from tests.solvers.test_consumer_properties import _rack_misses
@@ -121,3 +129,24 @@ def test_a_member_per_unit_is_proven_by_the_flow_and_equals_the_reference(proble
     assert sum(x * x for x in loads) == want["squares"]
     assert solution.stats.moves == want["moves"]
     assert _rack_misses(problem, solution) == want["racks"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mixed_weight_groups())
+def test_same_counts_flow_keeps_every_members_units_per_weight_and_moves_no_more(problem: dict[str, Any]) -> None:
+    """solvers/consumer_same_counts.py: from the KIP-54 answer, a valid assignment where every
+    member has as many units of each weight (so the same loads) and no more moves."""
+    index = index_consumer_problem(ConsumerProblem.model_validate(problem))
+    start = solve_sticky(index)
+    better = fewest_moves_same_counts(index, start, time.monotonic() + 10)
+    assert unit_violations(index, better) == []
+
+    def per_weight(owners: list[np.ndarray]) -> dict[int, list[int]]:
+        out: dict[int, list[int]] = {}
+        for group, owner in zip(index.groups, owners, strict=True):
+            counts = np.bincount(owner[owner >= 0], minlength=index.member_count).tolist()
+            out[group.weight] = [a + b for a, b in zip(out.get(group.weight, [0] * len(counts)), counts, strict=True)]
+        return out
+
+    assert per_weight(better) == per_weight(start)
+    assert moves_of(index, better) <= moves_of(index, start)

@@ -108,6 +108,7 @@ def test_flow_reaches_the_least_squares_of_a_one_arc_per_unit_flow(seed: int) ->
     problem = _wide_unequal(seed)
     solution = solve_consumer(problem)
     assert_valid(problem, solution)
-    assert solution.stats.optimal and solution.stats.solver == "min-cost-flow", solution.stats.warnings
+    # cohorts can draw the same topics: equal subscriptions are solved directly (also proven)
+    assert solution.stats.optimal and solution.stats.solver in ("min-cost-flow", "direct-equal"), solution.stats
     loads = [sum(len(p) for p in parts.values()) for parts in solution.assignment.values()]
     assert sum(x * x for x in loads) == _least_squares_by_unit_arcs(problem)
