@@ -31,7 +31,7 @@ import orjson
 from models.consumer import ConsumerProblem, ConsumerStats
 from solvers.consumer_lazy import LazyConsumerSolution
 from solvers.consumer_tiny_flow import flow_owners
-from solvers.consumer_tiny_index import TinyIndex, tiny_index
+from solvers.consumer_tiny_index import TinyIndex, claims_any, tiny_index
 
 TINY_PARTITIONS = 2_000
 """most partitions (all topics of the request) a tiny solve takes."""
@@ -49,7 +49,7 @@ def fits(problem: ConsumerProblem) -> bool:
         and not problem.partition_racks
         and len(problem.members) <= TINY_MEMBERS
         and sum(problem.topics.values()) <= TINY_PARTITIONS
-        and (options.protocol == "eager" or not any(m.owned for m in problem.members))
+        and (options.protocol == "eager" or not claims_any(problem))
     )
 
 

@@ -49,7 +49,7 @@ def tiny_index(problem: ConsumerProblem) -> TinyIndex:
     for m, subs in enumerate(subscriptions):
         for t in subs:
             readers[t].append(m)
-    if any(m.owned for m in members):
+    if claims_any(problem):
         resolution = resolve_claims(members, member_ids, subscriptions, problem.topics, names, _claim_columns(problem))
         claims = {t: resolution.owner[t].tolist() for t in names}
         warnings.extend(resolution.warnings)
@@ -66,6 +66,13 @@ def tiny_index(problem: ConsumerProblem) -> TinyIndex:
         equal=len(set(subscriptions)) == 1,
         warnings=tuple(warnings),
     )
+
+
+def claims_any(problem: ConsumerProblem) -> bool:
+    """Whether any member claims a partition (from the claim columns when validation made them:
+    an `owned` map kept as bytes is not decoded to look)."""
+    columns = problem.owned_columns
+    return len(columns.member) > 0 if columns is not None else any(m.owned for m in problem.members)
 
 
 def _claim_columns(problem: ConsumerProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:

@@ -5,6 +5,7 @@ subscribed), empty topics, topics nobody has, odd member ids and both protocols.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import string
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 
 import solvers.consumer_dispatch as dispatch
 from models import ConsumerProblem, parse
+from service.jobs import Limits, run_job
 from solvers import solve_consumer
 from solvers.consumer_lazy import LazyConsumerSolution
 from solvers.consumer_tiny import TINY_MEMBERS, TINY_PARTITIONS, fits, solve_tiny
@@ -85,33 +87,52 @@ def test_the_tiny_path_answers_the_general_paths_bytes_on_random_small_groups(
     assert_same_answer(data, monkeypatch)
 
 
+def kafka_like_group(rng: random.Random) -> dict[str, Any]:
+    """Members reading 1 to all of up to 12 topics, most owning what a round robin over present
+    and departed members gave them, some at a newer generation."""
+    topics = {f"topic-{i}": rng.randint(1, 40) for i in range(rng.randint(1, 12))}
+    names = sorted(topics)
+    members: list[dict[str, Any]] = [
+        {"id": f"consumer-{j}", "topics": rng.sample(names, rng.randint(1, len(names)))}
+        for j in range(rng.randint(1, 30))
+    ]
+    before = [m["id"] for m in members if rng.random() < 0.8] + ["departed-1", "departed-2"]
+    owned: dict[str, dict[str, list[int]]] = {}
+    turn = 0
+    for t in names:
+        for p in range(topics[t]):
+            owned.setdefault(before[turn % len(before)], {}).setdefault(t, []).append(p)
+            turn += 1
+    for m in members:
+        if m["id"] in owned:
+            m["owned"] = owned[m["id"]]
+            m["generation"] = rng.choice((4, 4, 4, 5))
+    return {"topics": topics, "members": members}
+
+
 def test_the_tiny_path_answers_the_general_paths_bytes_on_kafka_like_groups(monkeypatch: pytest.MonkeyPatch) -> None:
-    """300 seeded groups as Kafka leaves them (members reading 1 to all of up to 12 topics, most
-    owning what a round robin over present and departed members gave them, some at a newer
-    generation): all answered as the general path does, and all of them by the tiny path (the
-    comparison is not vacuous)."""
+    """300 seeded groups as Kafka leaves them: all answered as the general path does, and all of
+    them by the tiny path (the comparison is not vacuous)."""
     rng = random.Random(14)
-    tiny = 0
-    for _ in range(300):
-        topics = {f"topic-{i}": rng.randint(1, 40) for i in range(rng.randint(1, 12))}
-        names = sorted(topics)
-        members: list[dict[str, Any]] = [
-            {"id": f"consumer-{j}", "topics": rng.sample(names, rng.randint(1, len(names)))}
-            for j in range(rng.randint(1, 30))
-        ]
-        before = [m["id"] for m in members if rng.random() < 0.8] + ["departed-1", "departed-2"]
-        owned: dict[str, dict[str, list[int]]] = {}
-        turn = 0
-        for t in names:
-            for p in range(topics[t]):
-                owned.setdefault(before[turn % len(before)], {}).setdefault(t, []).append(p)
-                turn += 1
-        for m in members:
-            if m["id"] in owned:
-                m["owned"] = owned[m["id"]]
-                m["generation"] = rng.choice((4, 4, 4, 5))
-        tiny += assert_same_answer({"topics": topics, "members": members}, monkeypatch)
+    tiny = sum(assert_same_answer(kafka_like_group(rng), monkeypatch) for _ in range(300))
     assert tiny == 300, f"only {tiny} of 300 answered by the tiny path"
+
+
+def test_a_solver_process_job_answers_the_same_bytes_with_the_tiny_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a solver process runs (service.jobs.run_job on the body's bytes: the msgspec decode
+    with claims read from their bytes) answers the same bytes with and without the tiny path."""
+    rng = random.Random(15)
+    limits = Limits(max_partitions=10**6, max_members=10**5, default_time_limit_ms=10_000, max_time_limit_ms=60_000)
+    for _ in range(60):
+        group = kafka_like_group(rng)
+        group["options"] = {"protocol": rng.choice(("eager", "cooperative"))}
+        body = json.dumps(group).encode()
+        with_tiny = run_job("consumer", body, limits)
+        with monkeypatch.context() as patched:
+            patched.setattr(dispatch, "fits", lambda _problem: False)
+            general = run_job("consumer", body, limits)
+        assert with_tiny.status == general.status == 200
+        assert TIME_MS.sub(b"", with_tiny.body) == TIME_MS.sub(b"", general.body)
 
 
 def test_a_group_with_claims_and_unequal_reads_is_solved_by_the_tiny_flow_to_the_references_optimum() -> None:
