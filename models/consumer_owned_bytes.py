@@ -53,6 +53,9 @@ def owned_columns_from_json(
 ) -> OwnedColumns | None:
     """The claims of the `owned` maps `raws` (raws[i] belongs to member `member_of_raw[i]`, in
     request order) as columns, or None when anything is not plainly a claim map."""
+    if not raws:
+        nothing = np.zeros(0, dtype=np.int64)
+        return OwnedColumns(nothing, nothing, nothing)
     if any(raw[:1] != b"{" for raw in raws):
         return None
     joined = b"".join(raws)
