@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation, ValidationInfo, model_validator
 
 from models.consumer_owned import OwnedColumns, OwnedMap, TopicName, owned_columns
 from models.int_ranges import Int32
 
 MemberId = Annotated[str, Field(min_length=1)]
+
+OWNED_COLUMNS_GIVEN = "owned_columns"
+"""validation-context key: the members' claim columns, already checked (models/consumer_wire.py)."""
 
 ConsumerStrategy = Literal["optimal", "sticky", "range", "roundrobin"]
 Protocol = Literal["eager", "cooperative"]
@@ -57,9 +60,14 @@ class ConsumerProblem(_Frozen):
         return self._owned_columns
 
     @model_validator(mode="after")
-    def _check_cross_fields(self) -> ConsumerProblem:
-        position = {t: i for i, t in enumerate(sorted(self.topics))}
-        self._owned_columns = owned_columns([m.owned for m in self.members], position)
+    def _check_cross_fields(self, info: ValidationInfo) -> ConsumerProblem:
+        # claim columns the caller already made from the request's bytes (models/consumer_wire.py)
+        given = info.context.get(OWNED_COLUMNS_GIVEN) if isinstance(info.context, dict) else None
+        if isinstance(given, OwnedColumns):
+            self._owned_columns = given
+        else:
+            position = {t: i for i, t in enumerate(sorted(self.topics))}
+            self._owned_columns = owned_columns([m.owned for m in self.members], position)
         seen: dict[str, int] = {}
         for i, member in enumerate(self.members):
             if member.id in seen:

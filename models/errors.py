@@ -56,13 +56,14 @@ def first_problem(error: ValidationError) -> ProblemError:
     return ProblemError(field or "body", message)
 
 
-def parse(model: type[M], data: Any) -> M:
-    """Validate a contract dict (or pass a model through), raising ProblemError."""
+def parse(model: type[M], data: Any, context: dict[str, Any] | None = None) -> M:
+    """Validate a contract dict (or pass a model through), raising ProblemError. `context`:
+    pydantic's validation context (e.g. claim columns made from the bytes, models/consumer_wire.py)."""
     if isinstance(data, model):
         return data
     if not isinstance(data, dict):
         raise ProblemError("body", f"expected a JSON object, got {type(data).__name__}")
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, context=context)
     except ValidationError as error:
         raise first_problem(error) from None

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from models import ConsumerProblem, ConsumerSolution, ProblemError, parse
+from models.consumer_wire import decode_consumer
 from models.streams import StreamsProblem, StreamsSolution
 from service.costs import over_limits, request_cost
 from service.floor import floor_ms
@@ -98,8 +99,10 @@ def _run_job(
     fallback_reason: str | None,
     on_deadline: Callable[[float], None] | None,
 ) -> JobResult:
+    # a consumer body in the common shape: decoded with its claims as columns (models/consumer_wire.py)
+    wire = decode_consumer(body) if kind == "consumer" and isinstance(body, bytes) else None
     try:
-        data = body if isinstance(body, dict) else load_object_fast(body)
+        data = body if isinstance(body, dict) else wire.data if wire is not None else load_object_fast(body)
     except ProblemError as problem:
         return error(422, problem.field, problem.reason)
     cost = request_cost(kind, data)
@@ -111,7 +114,8 @@ def _run_job(
     try:
         sent = len(body) if isinstance(body, bytes) else 0  # a parsed request is not decoded again
         floor = floor_ms(kind, cost.partitions, sent, limits.floor_scale)
-        return _solve(kind, data, limits, arrived, fallback_reason, on_deadline, sizes, floor)
+        context = wire.context if wire is not None else None
+        return _solve(kind, data, limits, arrived, fallback_reason, on_deadline, sizes, floor, context)
     except ProblemError as problem:
         return error(422, problem.field, problem.reason, partitions=sizes["partitions"], members=sizes["members"])
 
@@ -125,10 +129,11 @@ def _solve(
     on_deadline: Callable[[float], None] | None,
     sizes: dict[str, int],
     floor: int = 0,
+    context: dict[str, Any] | None = None,
 ) -> JobResult:
     started = time.perf_counter()
     problem: ConsumerProblem | StreamsProblem
-    problem = parse(ConsumerProblem, data) if kind == "consumer" else parse(StreamsProblem, data)
+    problem = parse(ConsumerProblem, data, context) if kind == "consumer" else parse(StreamsProblem, data)
     asked = problem.options.time_limit_ms or limits.default_time_limit_ms
     capped = min(asked, limits.max_time_limit_ms)
     kept = max(capped, floor)  # the time limit this request can be kept to

@@ -24,6 +24,7 @@ from solvers.consumer_quick import solve_quick
 from solvers.consumer_result import Outcome, build_solution
 from solvers.consumer_split_bound import split_bound
 from solvers.consumer_sticky import solve_sticky
+from solvers.consumer_tiny import fits, solve_tiny
 from solvers.errors import SolverFailure, SolveTimeout
 
 log = logging.getLogger(__name__)
@@ -68,6 +69,10 @@ def _solve_consumer(
     options = problem.options
     if budget is None:
         budget = TimeBudget.of_ms(options.time_limit_ms or default_time_limit_ms, started=started)
+    if fallback_reason is None and fits(problem):  # plain lists for a tiny group, same answer
+        tiny = solve_tiny(problem, lambda partitions: _optimal_deadline(budget, partitions), started)
+        if tiny is not None:
+            return tiny
     index = index_consumer_problem(problem)
     if fallback_reason is not None:
         owners, outcome = _fallback(index, budget, fallback_reason, options.strategy)
@@ -78,8 +83,7 @@ def _solve_consumer(
     elif options.strategy == "sticky":
         owners, outcome = _sticky_in_time(index, budget)
     else:
-        answer_s = ANSWER_S_PER_PARTITION * sum(index.topics.values())
-        deadline = min(budget.share(OPTIMAL_SHARE).deadline, budget.deadline - 2 * answer_s)
+        deadline = _optimal_deadline(budget, sum(index.topics.values()))
         owners, outcome = _optimal_or_fallback(index, problem, deadline, budget)
     if options.strategy == "optimal" and not outcome.fallback:
         problems = unit_violations(index, owners)
@@ -87,6 +91,11 @@ def _solve_consumer(
             log.error("optimal answer failed validation, falling back: %s", problems[:3])
             owners, outcome = _fallback(index, budget, "optimal answer was invalid", "optimal")
     return build_solution(problem, index, owners, outcome, _ms(started))
+
+
+def _optimal_deadline(budget: TimeBudget, partitions: int) -> float:
+    """When the optimal solver must stop: its share of the budget, keeping time for the answer."""
+    return min(budget.share(OPTIMAL_SHARE).deadline, budget.deadline - 2 * ANSWER_S_PER_PARTITION * partitions)
 
 
 def _sticky_in_time(index: ConsumerIndex, budget: TimeBudget) -> tuple[list[np.ndarray], Outcome]:
