@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from solvers.consumer_quick import solve_quick
 from solvers.consumer_result import Outcome, build_solution
 from solvers.consumer_split_bound import split_bound
 from solvers.consumer_sticky import solve_sticky
+from solvers.consumer_tiny import fits, solve_tiny
 from solvers.errors import SolverFailure, SolveTimeout
 
 log = logging.getLogger(__name__)
@@ -68,6 +70,10 @@ def _solve_consumer(
     options = problem.options
     if budget is None:
         budget = TimeBudget.of_ms(options.time_limit_ms or default_time_limit_ms, started=started)
+    if fallback_reason is None and fits(problem):  # plain lists for a tiny group, same answer
+        tiny = solve_tiny(problem, lambda partitions: _optimal_deadline(budget, partitions), started)
+        if tiny is not None:
+            return tiny
     index = index_consumer_problem(problem)
     if fallback_reason is not None:
         owners, outcome = _fallback(index, budget, fallback_reason, options.strategy)
@@ -78,8 +84,7 @@ def _solve_consumer(
     elif options.strategy == "sticky":
         owners, outcome = _sticky_in_time(index, budget)
     else:
-        answer_s = ANSWER_S_PER_PARTITION * sum(index.topics.values())
-        deadline = min(budget.share(OPTIMAL_SHARE).deadline, budget.deadline - 2 * answer_s)
+        deadline = _optimal_deadline(budget, sum(index.topics.values()))
         owners, outcome = _optimal_or_fallback(index, problem, deadline, budget)
     if options.strategy == "optimal" and not outcome.fallback:
         problems = unit_violations(index, owners)
@@ -87,6 +92,11 @@ def _solve_consumer(
             log.error("optimal answer failed validation, falling back: %s", problems[:3])
             owners, outcome = _fallback(index, budget, "optimal answer was invalid", "optimal")
     return build_solution(problem, index, owners, outcome, _ms(started))
+
+
+def _optimal_deadline(budget: TimeBudget, partitions: int) -> float:
+    """When the optimal solver must stop: its share of the budget, keeping time for the answer."""
+    return min(budget.share(OPTIMAL_SHARE).deadline, budget.deadline - 2 * ANSWER_S_PER_PARTITION * partitions)
 
 
 def _sticky_in_time(index: ConsumerIndex, budget: TimeBudget) -> tuple[list[np.ndarray], Outcome]:
@@ -122,6 +132,8 @@ def _optimal_or_fallback(
     try:
         if index.equal_subscriptions and options.max_imbalance == 0:
             return solve_equal(index), Outcome("optimal", "direct-equal", True, False)
+        if time.monotonic() >= deadline:  # reading the request took the optimal solver's share
+            raise SolveTimeout("no time left for it within the time limit")
         classes = build_classes(index)
         weights = _uniform_unit_weights(index)
         if weights is not None:
@@ -150,14 +162,20 @@ def _optimal_or_fallback(
 def _uniform_unit_weights(index: ConsumerIndex) -> dict[int, int] | None:
     """member -> partitions per unit, when every unit a member may take weighs the same
     (then squared loads are a flow cost); None when some member mixes weights."""
-    weights: dict[int, int] = {}
-    for group in index.groups:
-        if group.units == 0:
-            continue
-        for m in group.eligible:
-            if weights.setdefault(m, group.weight) != group.weight:
-                return None
-    return weights
+    groups = [g for g in index.groups if g.units]
+    if not groups:
+        return {}
+    sizes = np.fromiter((len(g.eligible) for g in groups), dtype=np.int64, count=len(groups))
+    member = np.fromiter(chain.from_iterable(g.eligible for g in groups), dtype=np.int64, count=int(sizes.sum()))
+    weight = np.repeat(np.fromiter((g.weight for g in groups), dtype=np.int64, count=len(groups)), sizes)
+    # members in order of first appearance (the dict's order, as the flow's arcs are built from it)
+    members, first = np.unique(member, return_index=True)
+    by_member = np.argsort(member, kind="stable")
+    same_member = np.diff(member[by_member]) == 0
+    if (np.diff(weight[by_member])[same_member] != 0).any():
+        return None
+    order = np.argsort(first, kind="stable")
+    return dict(zip(members[order].tolist(), weight[first[order]].tolist(), strict=True))
 
 
 def _ms(started: float) -> float:
