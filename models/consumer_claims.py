@@ -184,7 +184,7 @@ def _subscribes(
     """Whether each claimant subscribes to the claimed topic."""
     distinct: dict[frozenset[str], int] = {}
     set_of = np.fromiter((distinct.setdefault(s, len(distinct)) for s in subscriptions), np.int64, len(subscriptions))
-    rows = [np.array(sorted(position[t] for t in s if t in position), dtype=np.int64) for s in distinct]
+    rows = [np.sort(np.fromiter(map(position.__getitem__, s & position.keys()), np.int64)) for s in distinct]
     width = len(position)
     if len(rows) * width <= DENSE_SUBSCRIPTIONS:
         table = np.zeros((len(rows), width), dtype=bool)

@@ -73,15 +73,13 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
     """Resolve claims (KIP-341) and group partitions into units (KIP-315)."""
     members = sorted(problem.members, key=lambda m: m.id)
     warnings: list[str] = []
-    missing = sorted(set().union(*(m.topics for m in members)) - problem.topics.keys())
+    # members mostly share a subscription: each distinct list is looked at once
+    keys = [tuple(m.topics) for m in members]
+    distinct = {key: frozenset(key).intersection(problem.topics) for key in dict.fromkeys(keys)}
+    missing = sorted(set().union(*distinct) - problem.topics.keys())
     if missing:
         warnings.append(f"subscribed topics with no partitions yet, ignored: {', '.join(missing)}")
-    distinct: dict[tuple[str, ...], frozenset[str]] = {}
-    for m in members:
-        key = tuple(m.topics)
-        if key not in distinct:
-            distinct[key] = frozenset(key).intersection(problem.topics)
-    subscriptions = tuple(distinct[tuple(m.topics)] for m in members)
+    subscriptions = tuple(map(distinct.__getitem__, keys))
     subscribed = sorted(set().union(*subscriptions))
     topics = {t: problem.topics[t] for t in subscribed}
 
@@ -145,12 +143,11 @@ def _unit_groups(
     rows_of: dict[frozenset[str], np.ndarray] = {}
     for m, subs in enumerate(subscriptions):
         if subs not in rows_of:
-            rows_of[subs] = np.fromiter((row[t] for t in subs), dtype=np.int64, count=len(subs))
+            rows_of[subs] = np.fromiter(map(row.__getitem__, subs), dtype=np.int64, count=len(subs))
         reads[rows_of[subs], m] = True
     # a single topic's readers, for all topics at once: row r's are columns[starts[r]:starts[r + 1]]
-    read_rows, read_columns = np.nonzero(reads)
+    read_rows, columns = np.nonzero(reads)
     starts = np.searchsorted(read_rows, np.arange(len(topics) + 1)).tolist()
-    columns = read_columns.tolist()
     for shape in sorted(shapes):
         live = tuple(t for t in shape if t in topics)
         if not live:
@@ -163,7 +160,7 @@ def _unit_groups(
             top = 1 if starts[at + 1] > starts[at] else 0
             key = reads[at].tobytes()
             if key not in shared:
-                shared[key] = tuple(columns[starts[at] : starts[at + 1]])
+                shared[key] = tuple(columns[starts[at] : starts[at + 1]].tolist())
             claims = owner[live[0]][None, :units]
         else:
             weight = reads[[row[t] for t in live]].sum(axis=0)
