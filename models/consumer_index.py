@@ -8,6 +8,7 @@ the same `ConsumerIndex`, so claim resolution and eligibility are defined in one
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 
@@ -140,11 +141,8 @@ def _unit_groups(
     row = {t: i for i, t in enumerate(topics)}
     reads = np.zeros((len(topics), len(subscriptions)), dtype=bool)
     shared: dict[bytes, tuple[int, ...]] = {}
-    rows_of: dict[frozenset[str], np.ndarray] = {}
-    for m, subs in enumerate(subscriptions):
-        if subs not in rows_of:
-            rows_of[subs] = np.fromiter(map(row.__getitem__, subs), dtype=np.int64, count=len(subs))
-        reads[rows_of[subs], m] = True
+    read_topic, reader = _reading_pairs(subscriptions, row)
+    reads[read_topic, reader] = True
     # a single topic's readers, for all topics at once: row r's are columns[starts[r]:starts[r + 1]]
     read_rows, columns = np.nonzero(reads)
     starts = np.searchsorted(read_rows, np.arange(len(topics) + 1)).tolist()
@@ -190,3 +188,17 @@ def _unit_groups(
             )
         )
     return groups, cut
+
+
+def _reading_pairs(subscriptions: tuple[frozenset[str], ...], row: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """(topic row, member) for every subscribed topic of every member: each distinct
+    subscription's topics looked up once, at C speed, then repeated for its members."""
+    distinct: dict[frozenset[str], int] = {}
+    which = np.fromiter((distinct.setdefault(s, len(distinct)) for s in subscriptions), np.int64, len(subscriptions))
+    sizes = np.fromiter(map(len, distinct), dtype=np.int64, count=len(distinct))
+    flat = np.fromiter(map(row.__getitem__, chain.from_iterable(distinct)), np.int64, int(sizes.sum()))
+    first = np.cumsum(sizes) - sizes
+    per_member = sizes[which]
+    out_first = np.cumsum(per_member) - per_member
+    at = np.arange(int(per_member.sum()), dtype=np.int64) + np.repeat(first[which] - out_first, per_member)
+    return flat[at], np.repeat(np.arange(len(subscriptions), dtype=np.int64), per_member)
