@@ -86,7 +86,6 @@ class Services:
             elapsed * 1000,
         )
 
-
     def _series(self, endpoint: str, strategy: str, status: int, solver: str) -> tuple[Any, Any, Any, Any]:
         """The labelled series one answer updates, looked up once per label combination (a
         `labels()` call takes a lock and builds its key each time)."""

@@ -96,9 +96,7 @@ def flow_owners(index: TinyIndex, deadline: float) -> list[list[int]] | None:
     return None
 
 
-def _load_arcs(
-    lo: list[int], hi: list[int], a: list[int], b: list[int], member0: int, sink: int, balance: int
-) -> Arcs:
+def _load_arcs(lo: list[int], hi: list[int], a: list[int], b: list[int], member0: int, sink: int, balance: int) -> Arcs:
     """solvers.convex_loads.load_segments' arcs, costed as ConsumerFlowModel._load_arcs (unit
     weight 1): (tail, capacity, k) per arc, k the unit whose marginal (2k - 1) it charges."""
     below: list[tuple[int, int, int]] = []
