@@ -153,20 +153,25 @@ class Row:
     def misses(self) -> int:
         return sum(1 for a in self.answers if a.ms > self.promise_ms or a.status != 200)
 
+    @property
+    def late(self) -> int:
+        """answers of any status (a 503 with Retry-After included) after the promise."""
+        return sum(1 for a in self.answers if a.ms > self.promise_ms)
+
     def line(self) -> str:
         statuses = [a.status for a in self.answers]
         other = sum(1 for s in statuses if s not in (200, 503))
         return (
             f"| {self.size.name} | {self.body_bytes / 1e6:.2f} MB | {self.limit_ms} | {self.concurrency} | "
-            f"{self.floor_ms} | {self.promise_ms} | {self.worst_ms:.0f} | {self.misses} | "
+            f"{self.floor_ms} | {self.promise_ms} | {self.worst_ms:.0f} | {self.misses} | {self.late} | "
             f"{sum(a.fallback for a in self.answers)} | {statuses.count(503)} | {other} | {self.invalid} | "
             f"{self.peak_sum_kb / 2**20:.2f} / {self.peak_one_kb / 2**20:.2f} |"
         )
 
 
 HEADER = (
-    "| class | body | time_limit_ms | at once | floor ms | promise ms | worst ms | misses | fallbacks | 503 | "
-    "other | invalid | peak RSS GB (all / largest process) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    "| class | body | time_limit_ms | at once | floor ms | promise ms | worst ms | misses | late | fallbacks | 503 | "
+    "other | invalid | peak RSS GB (all / largest process) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -237,7 +242,9 @@ def limits_report(rows: list[Row], started_load: str, env: dict[str, str], waits
 Each row: one body sent `at once` times on separate connections; times are the client's, from
 sending the request to the last byte of the answer. The promise is max(time_limit_ms, floor) +
 margin (the floor: `service/floor.py`, README "Floor per size"). Misses count answers over the
-promise or not 200; `invalid`: 200 answers the shared validators reject; peak RSS sampled every
+promise or not 200; `late`: answers of any status over the promise (a 503 with Retry-After given
+at once, when no solver process could take the request in time, is a miss but not late);
+`invalid`: 200 answers the shared validators reject; peak RSS sampled every
 {RSS_EVERY_S * 1000:.0f} ms over the web process and its solver processes.
 
 {HEADER}

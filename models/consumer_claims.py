@@ -184,14 +184,17 @@ def _subscribes(
     """Whether each claimant subscribes to the claimed topic."""
     distinct: dict[frozenset[str], int] = {}
     set_of = np.fromiter((distinct.setdefault(s, len(distinct)) for s in subscriptions), np.int64, len(subscriptions))
-    rows = [np.array(sorted(position[t] for t in s if t in position), dtype=np.int64) for s in distinct]
+    # every (distinct subscription, topic) pair in one pass at C speed
+    known = [s if s <= position.keys() else s & position.keys() for s in distinct]
+    sizes = np.fromiter(map(len, known), dtype=np.int64, count=len(known))
+    cols = np.fromiter(map(position.__getitem__, chain.from_iterable(known)), np.int64, int(sizes.sum()))
+    rows = np.repeat(np.arange(len(known), dtype=np.int64), sizes)
     width = len(position)
-    if len(rows) * width <= DENSE_SUBSCRIPTIONS:
-        table = np.zeros((len(rows), width), dtype=bool)
-        for s, cols in enumerate(rows):
-            table[s, cols] = True
+    if len(known) * width <= DENSE_SUBSCRIPTIONS:
+        table = np.zeros((len(known), width), dtype=bool)
+        table[rows, cols] = True
         return table[set_of[member], topic]
-    keys = np.concatenate([s * width + cols for s, cols in enumerate(rows)]) if rows else np.zeros(0, np.int64)
+    keys = np.sort(rows * width + cols)
     wanted = set_of[member] * width + topic
     at = np.minimum(np.searchsorted(keys, wanted), max(0, len(keys) - 1))
     return keys[at] == wanted if len(keys) else np.zeros(len(wanted), dtype=bool)

@@ -8,6 +8,7 @@ the same `ConsumerIndex`, so claim resolution and eligibility are defined in one
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 
@@ -73,15 +74,13 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
     """Resolve claims (KIP-341) and group partitions into units (KIP-315)."""
     members = sorted(problem.members, key=lambda m: m.id)
     warnings: list[str] = []
-    missing = sorted(set().union(*(m.topics for m in members)) - problem.topics.keys())
+    # members mostly share a subscription: each distinct list is looked at once
+    keys = [tuple(m.topics) for m in members]
+    distinct = {key: frozenset(key).intersection(problem.topics) for key in dict.fromkeys(keys)}
+    missing = sorted(set().union(*distinct) - problem.topics.keys())
     if missing:
         warnings.append(f"subscribed topics with no partitions yet, ignored: {', '.join(missing)}")
-    distinct: dict[tuple[str, ...], frozenset[str]] = {}
-    for m in members:
-        key = tuple(m.topics)
-        if key not in distinct:
-            distinct[key] = frozenset(key).intersection(problem.topics)
-    subscriptions = tuple(distinct[tuple(m.topics)] for m in members)
+    subscriptions = tuple(map(distinct.__getitem__, keys))
     subscribed = sorted(set().union(*subscriptions))
     topics = {t: problem.topics[t] for t in subscribed}
 
@@ -142,15 +141,11 @@ def _unit_groups(
     row = {t: i for i, t in enumerate(topics)}
     reads = np.zeros((len(topics), len(subscriptions)), dtype=bool)
     shared: dict[bytes, tuple[int, ...]] = {}
-    rows_of: dict[frozenset[str], np.ndarray] = {}
-    for m, subs in enumerate(subscriptions):
-        if subs not in rows_of:
-            rows_of[subs] = np.fromiter((row[t] for t in subs), dtype=np.int64, count=len(subs))
-        reads[rows_of[subs], m] = True
+    read_topic, reader = _reading_pairs(subscriptions, row)
+    reads[read_topic, reader] = True
     # a single topic's readers, for all topics at once: row r's are columns[starts[r]:starts[r + 1]]
-    read_rows, read_columns = np.nonzero(reads)
+    read_rows, columns = np.nonzero(reads)
     starts = np.searchsorted(read_rows, np.arange(len(topics) + 1)).tolist()
-    columns = read_columns.tolist()
     for shape in sorted(shapes):
         live = tuple(t for t in shape if t in topics)
         if not live:
@@ -163,7 +158,7 @@ def _unit_groups(
             top = 1 if starts[at + 1] > starts[at] else 0
             key = reads[at].tobytes()
             if key not in shared:
-                shared[key] = tuple(columns[starts[at] : starts[at + 1]])
+                shared[key] = tuple(columns[starts[at] : starts[at + 1]].tolist())
             claims = owner[live[0]][None, :units]
         else:
             weight = reads[[row[t] for t in live]].sum(axis=0)
@@ -193,3 +188,17 @@ def _unit_groups(
             )
         )
     return groups, cut
+
+
+def _reading_pairs(subscriptions: tuple[frozenset[str], ...], row: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """(topic row, member) for every subscribed topic of every member: each distinct
+    subscription's topics looked up once, at C speed, then repeated for its members."""
+    distinct: dict[frozenset[str], int] = {}
+    which = np.fromiter((distinct.setdefault(s, len(distinct)) for s in subscriptions), np.int64, len(subscriptions))
+    sizes = np.fromiter(map(len, distinct), dtype=np.int64, count=len(distinct))
+    flat = np.fromiter(map(row.__getitem__, chain.from_iterable(distinct)), np.int64, int(sizes.sum()))
+    first = np.cumsum(sizes) - sizes
+    per_member = sizes[which]
+    out_first = np.cumsum(per_member) - per_member
+    at = np.arange(int(per_member.sum()), dtype=np.int64) + np.repeat(first[which] - out_first, per_member)
+    return flat[at], np.repeat(np.arange(len(subscriptions), dtype=np.int64), per_member)

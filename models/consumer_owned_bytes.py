@@ -36,7 +36,9 @@ _IS_SPACE[list(WHITESPACE)] = True
 DENSE_PAIRS = 1 << 25
 """(member, topic) pairs up to which repeated keys are counted in a table rather than sorted."""
 _HASH_STEP = np.uint64(1_099_511_628_211)
-"""FNV-1a's 64-bit prime: key bytes are hashed column by column (collisions are checked)."""
+"""FNV's 64-bit prime: keys are fingerprinted 8 bytes at a time (matches are then compared)."""
+_KEEP_BYTES = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
+"""_KEEP_BYTES[k]: the low k bytes of a little-endian word."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,9 @@ def owned_columns_from_json(
 ) -> OwnedColumns | None:
     """The claims of the `owned` maps `raws` (raws[i] belongs to member `member_of_raw[i]`, in
     request order) as columns, or None when anything is not plainly a claim map."""
+    if not raws:
+        nothing = np.zeros(0, dtype=np.int64)
+        return OwnedColumns(nothing, nothing, nothing)
     if any(raw[:1] != b"{" for raw in raws):
         return None
     joined = b"".join(raws)
@@ -79,8 +84,8 @@ def owned_columns_from_json(
     topic_of_key = _topics_of_keys(text, keys, topic_position)
     if topic_of_key is None:
         return None
-    ends = np.cumsum([len(raw) for raw in raws])
-    member_of_key = np.asarray(member_of_raw, dtype=np.int64)[np.searchsorted(ends, keys.open_at, side="right")]
+    keys_per_raw = np.fromiter((raw.count(b'"') // 2 for raw in raws), dtype=np.int64, count=len(raws))
+    member_of_key = np.repeat(np.asarray(member_of_raw, dtype=np.int64), keys_per_raw)
     if _repeated_key(member_of_key, topic_of_key, text, keys):
         return None
     # the k-th list opens at the k-th `[`; a number belongs to the last list opened before it
@@ -122,43 +127,44 @@ def _numbers(outside: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     return starts, value
 
 
-def _key_columns(text: np.ndarray, keys: _Keys, width: int) -> list[np.ndarray]:
-    """Byte c of every key (0 past its end), for c < `width`."""
-    last = len(text) - 1
-    return [
-        np.where(keys.length > c, text[np.minimum(keys.open_at + (1 + c), last)], np.uint8(0)) for c in range(width)
-    ]
+def _key_words(text: np.ndarray, first: np.ndarray, length: np.ndarray, count: int) -> list[np.ndarray]:
+    """Bytes 8w..8w+7 of every key (starting at `first`, `length` bytes) as one little-endian
+    word each, bytes past the key's end zeroed, for w < `count`; `text` must extend 8 * count
+    bytes past the last key."""
+    words = np.ndarray((len(text) - 7,), dtype="<u8", buffer=text, strides=(1,))  # a word at every byte
+    return [words[first + 8 * w] & _KEEP_BYTES[np.clip(length - 8 * w, 0, 8)] for w in range(count)]
 
 
-def _hash(columns: list[np.ndarray], rows: int) -> np.ndarray:
-    digest = np.zeros(rows, dtype=np.uint64)
-    for column in columns:
-        digest ^= column
-        digest *= _HASH_STEP
+def _fingerprint(words: list[np.ndarray], length: np.ndarray) -> np.ndarray:
+    digest = length.astype(np.uint64)
+    for word in words:
+        digest = (digest * _HASH_STEP) ^ word
     return digest
 
 
 def _topics_of_keys(text: np.ndarray, keys: _Keys, topic_position: dict[str, int]) -> np.ndarray | None:
-    """Each key's position in `topic_position` (-1 when it names no topic), matched by bytes:
-    hashed, then every match compared byte by byte. None when a key is not valid UTF-8."""
+    """Each key's position in `topic_position` (-1 when it names no topic), matched by bytes
+    8 at a time: fingerprinted, then every match compared word by word. None when a key that
+    names no topic is not valid UTF-8."""
     topic = np.full(len(keys.length), -1, dtype=np.int64)
     names = [name.encode() for name in topic_position]
     if len(topic) and names:
-        width = max(map(len, names))
-        table = np.zeros((len(names), width), dtype=np.uint8)
-        for i, name in enumerate(names):
-            table[i, : len(name)] = np.frombuffer(name, dtype=np.uint8)
-        table_hash = _hash([table[:, c] for c in range(width)], len(names))
-        order = np.argsort(table_hash, kind="stable")
-        if len(np.unique(table_hash)) != len(names):
-            return None  # two topic names share a hash: leave it to the exact path
-        columns = _key_columns(text, keys, width)
-        at = np.minimum(np.searchsorted(table_hash[order], _hash(columns, len(topic))), len(names) - 1)
+        count = (max(map(len, names)) + 7) // 8
+        padded = np.concatenate([text, np.zeros(8 * count + 8, dtype=np.uint8)])
+        key_words = _key_words(padded, keys.open_at + 1, keys.length, count)
+        name_lengths = np.fromiter(map(len, names), dtype=np.int64, count=len(names))
+        name_text = np.frombuffer(b"".join(names) + bytes(8 * count + 8), dtype=np.uint8)
+        name_first = np.cumsum(name_lengths) - name_lengths
+        name_words = _key_words(name_text, name_first, name_lengths, count)
+        table = _fingerprint(name_words, name_lengths)
+        order = np.argsort(table, kind="stable")
+        if len(np.unique(table)) != len(names):
+            return None  # two topic names share a fingerprint: leave it to the exact path
+        at = np.minimum(np.searchsorted(table[order], _fingerprint(key_words, keys.length)), len(names) - 1)
         candidate = order[at]
-        lengths = np.fromiter(map(len, names), dtype=np.int64, count=len(names))
-        same = lengths[candidate] == keys.length
-        for c, column in enumerate(columns):
-            same &= column == table[candidate, c]
+        same = name_lengths[candidate] == keys.length
+        for key_word, name_word in zip(key_words, name_words, strict=True):
+            same &= key_word == name_word[candidate]
         positions = np.fromiter(topic_position.values(), dtype=np.int64, count=len(names))
         topic[same] = positions[candidate[same]]
     for i in np.flatnonzero(topic < 0).tolist():

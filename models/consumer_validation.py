@@ -157,12 +157,15 @@ def unit_violations(index: ConsumerIndex, owners: list[np.ndarray]) -> list[str]
     out: list[str] = []
     if len(owners) != len(index.groups):
         return [f"{len(owners)} owner arrays for {len(index.groups)} topic groups"]
+    masks: dict[int, np.ndarray] = {}  # groups read by the same members share one tuple (by id)
     for group, owner in zip(index.groups, owners, strict=True):
         if len(owner) != group.units:
             out.append(f"{group.name}: {len(owner)} owners for {group.units} units")
             continue
-        eligible = np.zeros(index.member_count + 1, dtype=bool)
-        eligible[list(group.eligible)] = True
+        eligible = masks.get(id(group.eligible))
+        if eligible is None:
+            eligible = masks[id(group.eligible)] = np.zeros(index.member_count + 1, dtype=bool)
+            eligible[list(group.eligible)] = True
         wrong = np.flatnonzero(~eligible[owner]) if group.eligible else np.zeros(0, np.int64)
         if len(wrong):
             out.append(f"{group.name}: units {wrong[:5].tolist()} given to no member or one that cannot read them")

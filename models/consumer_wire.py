@@ -21,6 +21,7 @@ import msgspec
 import numpy as np
 import orjson
 from msgspec import UNSET, UnsetType
+from msgspec.structs import astuple
 
 from models.consumer import OWNED_COLUMNS_GIVEN
 from models.consumer_owned import OwnedColumns
@@ -29,7 +30,8 @@ from models.consumer_owned_bytes import owned_columns_from_json
 
 class _Member(msgspec.Struct, forbid_unknown_fields=True):
     id: Any = UNSET
-    topics: Any = UNSET
+    topics: msgspec.Raw | UnsetType = UNSET
+    """as sent: members mostly send the same list, decoded once (`_shared_lists`)."""
     owned: msgspec.Raw | UnsetType = UNSET
     generation: Any = UNSET
     rack: Any = UNSET
@@ -44,7 +46,7 @@ class _Request(msgspec.Struct, forbid_unknown_fields=True):
 
 
 _DECODER = msgspec.json.Decoder(_Request)
-_MEMBER_FIELDS = tuple(f for f in _Member.__struct_fields__ if f != "owned")
+_MEMBER_FIELDS = _Member.__struct_fields__
 
 
 class OwnedJson(Mapping[str, list[int]]):
@@ -100,8 +102,14 @@ def decode_consumer(body: bytes) -> WireRequest | None:
     members: list[dict[str, Any]] = []
     raws: list[bytes] = []
     owners: list[int] = []
+    subscriptions = _shared_lists(request.members)
+    if subscriptions is None:
+        return None
     for i, member in enumerate(request.members):
-        fields = {f: getattr(member, f) for f in _MEMBER_FIELDS if getattr(member, f) is not UNSET}
+        fields = {f: v for f, v in zip(_MEMBER_FIELDS, astuple(member), strict=True) if v is not UNSET}
+        fields.pop("owned", None)
+        if "topics" in fields:
+            fields["topics"] = subscriptions[i]
         if not isinstance(member.owned, UnsetType):
             raw = bytes(member.owned)
             fields["owned"] = OwnedJson(raw)
@@ -114,6 +122,26 @@ def decode_consumer(body: bytes) -> WireRequest | None:
     position = {t: i for i, t in enumerate(sorted(topics))}
     columns = owned_columns_from_json(raws, np.array(owners, dtype=np.int64), position)
     return None if columns is None else WireRequest(data, columns)
+
+
+def _shared_lists(members: list[_Member]) -> list[Any] | None:
+    """Each member's `topics` decoded (None where not sent), the same bytes decoded once: equal
+    text, equal value; None when msgspec refuses one (e.g. an integer beyond its range)."""
+    decoded: dict[bytes, Any] = {}
+    out: list[Any] = []
+    try:
+        for member in members:
+            if isinstance(member.topics, UnsetType):
+                out.append(None)
+                continue
+            raw = bytes(member.topics)
+            value = decoded.get(raw)
+            if value is None:
+                value = decoded[raw] = msgspec.json.decode(raw)
+            out.append(value)
+    except (msgspec.MsgspecError, ValueError, RecursionError):
+        return None
+    return out
 
 
 def _every_key_decoded(body: bytes, data: dict[str, Any], members: list[dict[str, Any]], raws: list[bytes]) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import re
 import time
 from typing import Any
@@ -15,9 +16,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from service.floor import body_floor_ms
+from service.floor import answer_cost_ms
 from service.jobs import JobResult, Kind
-from service.pool import FALLBACK_REASON, Timing, overrun_error
+from service.pool import FALLBACK_REASON, QUEUE_REASON, Timing, busy_error, overrun_error
 from service.request_body import ClientGone, media_type_error, read_body
 from service.services import Services
 
@@ -27,6 +28,17 @@ TIME_LIMIT_HINT = re.compile(rb'"time_limit_ms"\s*:\s*([0-9]{1,9})')
 CLIENT_GONE = "the client went away"
 REPLY_RESERVE_S = 0.02
 """Kept from the response margin for sending the fallback's answer."""
+PATIENCE_FACTOR = 2.0
+"""A solve past its guard is given this many times its body's answer cost to answer itself (its
+process answers a spent budget with its quick fill) before it counts as stuck and the fallback
+pool parses the body again: a loaded machine makes every stage slower, not only the first."""
+CHEAP_S = 0.05
+"""A request no solver process could take in time goes to the fallback pool only when its
+cheapest answer costs at most this: every core is busy with the solver processes then, and a
+third large job would make all three late."""
+START_RESERVE_S = 0.02
+"""A queued request must start at least this long before its guard, besides its answer's cost:
+it waits for a solver process as long as it can still be answered within the promise."""
 
 
 def time_limit_hint_ms(body: bytes | dict[str, Any]) -> int | None:
@@ -66,7 +78,8 @@ async def answer(kind: Kind, request: Request, services: Services) -> Response:
             log.info("endpoint=%s client disconnected while its request was solved; solve stopped", endpoint)
             return Response(status_code=400)
     services.record(endpoint, result, time.monotonic() - arrived, timing)
-    return Response(content=result.body, status_code=result.status, media_type="application/json")
+    headers = {"Retry-After": str(timing.retry_after_s)} if timing.retry_after_s else None
+    return Response(content=result.body, status_code=result.status, media_type="application/json", headers=headers)
 
 
 async def _solve_unless_gone(
@@ -109,28 +122,43 @@ async def solve_body(
     kind: Kind, body: bytes | dict[str, Any], arrived: float, services: Services, timing: Timing | None = None
 ) -> JobResult:
     """The answer to a contract body (JSON bytes, or a request the caller parsed already): a
-    solver process within the deadline counted from `arrived`, else the fallback pool; never
-    raises for the client's mistakes."""
+    solver process within the deadline counted from `arrived`; a request no solver process can
+    take in time gets the fallback pool if it has a process free, else 503 with Retry-After at
+    once (not a late answer); a stuck solve is handed to the fallback pool. Never raises for the
+    client's mistakes."""
     timing = timing or Timing()
     settings = services.settings
     margin_s = settings.response_margin_ms / 1000 - REPLY_RESERVE_S
     hint_ms = min(time_limit_hint_ms(body) or settings.default_time_limit_ms, settings.max_time_limit_ms)
-    # the body's part of the floor; the solver process tells the whole floor once it has parsed
-    hint_ms = max(hint_ms, body_floor_ms(len(body), settings.floor_scale))
+    # the cheapest answer's cost, from the size alone; the solver process tells the deadline once parsed
+    cost_s = answer_cost_ms(kind, len(body) if isinstance(body, bytes) else 0, settings.floor_scale) / 1000
+    deadline = arrived + max(hint_ms / 1000, cost_s)
     result = await services.solvers.run(
         kind,
         body,
         services.limits,
         arrived=arrived,
-        guard=arrived + hint_ms / 1000 + margin_s,
+        guard=deadline + margin_s,
         guard_after_deadline_s=margin_s,
+        start_by=deadline + margin_s - cost_s - START_RESERVE_S,
+        patience_s=PATIENCE_FACTOR * cost_s,
+        hand_off_ready=lambda: services.fallback.idle > 0,
+        hand_off_limit_s=settings.fallback_limit_ms / 1000,
         timing=timing,
     )
     if result is not None:
         return result
     endpoint = f"/v1/assign/{kind}"
-    log.warning("endpoint=%s solve still running at its deadline plus the margin; the fallback answers", endpoint)
-    services.metrics.cancellations.labels(endpoint, "deadline").inc()
+    if not timing.started:
+        if services.fallback.idle == 0 or cost_s > CHEAP_S:
+            return _busy(endpoint, services, timing, margin_s)
+        reason = QUEUE_REASON
+        log.warning("endpoint=%s no solver process free in time; the fallback answers", endpoint)
+        services.metrics.cancellations.labels(endpoint, "queue").inc()
+    else:
+        reason = FALLBACK_REASON
+        log.warning("endpoint=%s solve still running at its deadline plus the margin; the fallback answers", endpoint)
+        services.metrics.cancellations.labels(endpoint, "deadline").inc()
     limit_s = settings.fallback_limit_ms / 1000
     fallback = await services.fallback.run(
         kind,
@@ -139,7 +167,18 @@ async def solve_body(
         arrived=arrived,
         guard=time.monotonic() + limit_s,
         guard_after_deadline_s=margin_s + limit_s,
-        fallback_reason=FALLBACK_REASON,
+        fallback_reason=reason,
         timing=Timing(),
     )
     return fallback if fallback is not None else overrun_error()
+
+
+def _busy(endpoint: str, services: Services, timing: Timing, margin_s: float) -> JobResult:
+    """503 with Retry-After: every solver process is busy past the moment this request had to
+    start, and the fallback pool too. Answered at once, so that the client's own fallback (the
+    Kafka plug-ins' in-process assignor, client.assignor's local heuristic) still has its time."""
+    free_in_s = services.solvers.busy_until() + margin_s - time.monotonic()
+    timing.retry_after_s = max(1, math.ceil(free_in_s))
+    services.metrics.cancellations.labels(endpoint, "busy").inc()
+    log.warning("endpoint=%s every solver process busy past the request's start-by; 503", endpoint)
+    return busy_error(timing.retry_after_s)

@@ -74,6 +74,8 @@ async def health(services: ServicesDep) -> dict[str, Any]:
         "workers_alive": services.solvers.alive,
         "fallback_workers": services.fallback.size,
         "fallback_workers_alive": services.fallback.alive,
+        "workers_idle": services.solvers.idle,
+        "fallback_workers_idle": services.fallback.idle,
         "restarts": services.restarts,
         "worker_pids": services.solvers.pids,
         "spare_ready": services.solvers.spare_ready,

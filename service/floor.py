@@ -5,7 +5,8 @@ A request whose time limit is below its floor has the limit raised to the floor 
 `warnings`): the promise is max(time_limit_ms, floor) + STICKYD_RESPONSE_MARGIN_MS. Measured with
 `python -m bench.limits --floor` (bench/RESULTS.md, "Floor per size"): a request alone with
 time_limit_ms 1, which the service answers with its cheapest valid answer, on the 2-core machine
-the benchmarks run on, with headroom for a shared machine. Up to FREE_UNITS partitions or tasks
+the benchmarks run on: 1.5 times the CPU time it costs the service's processes (fitted to the
+100k and 1M consumer classes and the 200k Streams class). Up to FREE_UNITS partitions or tasks
 (and a body that such a request can have) the floor is 0: the margin covers it.
 """
 
@@ -19,10 +20,14 @@ FREE_UNITS = 10_000
 """partitions or tasks up to which the floor is 0 (the margin covers reading and answering)."""
 FREE_BYTES = 1_000_000
 """body bytes up to which reading and parsing count as free."""
-MS_PER_MB = 120.0
-"""reading and parsing: per MB of body (json.loads with the duplicate-key hook, pydantic)."""
-MS_PER_UNIT: dict[Kind, float] = {"consumer": 0.0025, "streams": 0.02}
+MS_PER_MB = 67.0
+"""reading and decoding: per MB of body (msgspec/orjson, claims read into columns)."""
+MS_PER_UNIT: dict[Kind, float] = {"consumer": 0.00123, "streams": 0.0135}
 """indexing, the cheapest valid answer and writing it: per partition (consumer) or task (Streams)."""
+MS_PER_BODY_MB: dict[Kind, float] = {"consumer": 172.0, "streams": 598.0}
+"""the whole floor per MB of body, for the web process, which knows only the body's size: the
+floor of the benchmarks' largest classes (Kafka-like claims; Streams with one standby) over their
+body sizes."""
 
 
 def body_floor_ms(body_bytes: int, scale: float = 1.0) -> int:
@@ -39,3 +44,12 @@ def floor_ms(kind: Kind, units: int, body_bytes: int, scale: float = 1.0) -> int
     if units <= FREE_UNITS and body_bytes <= FREE_BYTES:
         return 0
     return round(scale * (MS_PER_MB * body_bytes / 1e6 + MS_PER_UNIT[kind] * units))
+
+
+def answer_cost_ms(kind: Kind, body_bytes: int, scale: float = 1.0) -> int:
+    """What the cheapest answer to a body of `body_bytes` costs a solver process (parsing,
+    indexing, the quick fill, writing it), estimated from the size alone, with no free part: how
+    long before its deadline a queued request must start, how long the guard waits for a late
+    solver process's own quick fill rather than parse the body again in the fallback pool, and
+    the body's part of the deadline before a solver process has parsed it."""
+    return round(scale * MS_PER_BODY_MB[kind] * body_bytes / 1e6)

@@ -2,16 +2,21 @@
 
 Each solver process (service/solver_process.py) is a child started with PR_SET_PDEATHSIG, so it
 dies with the web process whatever kills that. A request waits for an idle process, counted in its
-time; its deadline counts from its arrival (the process reports it once the body is parsed). A
-job the client abandoned, or still running at its deadline plus the guard, is interrupted (SIGUSR1)
-and, when it does not stop at once, its process is killed and replaced. An overrun request gets
-the fallback from a separate pool (KIP-54's heuristic when it fits in what is left of the
-request's time, else the quick valid fill), bounded by its own limit; past that, a 503.
+time, but only until the last moment it can still start and answer in time (its deadline less
+what the cheapest answer to a body of its size costs): a request that cannot start by then is not
+queued behind the others (the caller answers it otherwise). Its deadline counts from its arrival
+(the process reports it once the body is parsed). A job the client abandoned is interrupted
+(SIGUSR1) and, when it does not stop at once, its process is killed and replaced. A job still
+running at its deadline plus the guard is given `patience_s` more (its process asks the spent
+budget in every stage and answers with its quick fill: cheaper than parsing the body again
+elsewhere); a job past that too is stuck, is stopped the same way, and the caller hands the
+request to the fallback pool.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import itertools
 import logging
@@ -31,9 +36,13 @@ from service.solver_process import CANCEL_SLOT
 log = logging.getLogger(__name__)
 
 FALLBACK_REASON = "answered by the fallback pool: the service's time limit for this request ran out"
+QUEUE_REASON = "answered by the fallback pool: every solver process was busy past the moment this request had to start"
 INTERRUPT_WAIT_S = 0.2
 """How long an interrupted job may take to stop before its process is killed."""
 PR_SET_PDEATHSIG = 1
+HAND_OFF_POLL_S = 0.05
+"""Past its patience, a job is handed over only once the fallback pool has a process free: how
+often that is looked at meanwhile."""
 CLOSE_WAIT_S = 0.5
 """On close, how long the processes (all at once) get to exit after their stdin is closed."""
 
@@ -54,6 +63,11 @@ class Timing:
     """the request's deadline (monotonic), once a solver process has read its time limit."""
     cancelled: bool = False
     overrun: bool = False
+    """past the deadline plus the guard and the patience: the job was stopped."""
+    started: bool = False
+    """a solver process took the job (False: no process was free by the request's start-by)."""
+    retry_after_s: int = 0
+    """set with a 503 for a request no process could take in time: when to try again."""
 
 
 @dataclass(eq=False)
@@ -157,6 +171,8 @@ class SolverPool:
         self._closing = False
         self._starting: set[asyncio.Task[None]] = set()
         self._spare: SolverProcess | None = None
+        self._running: dict[int, float] = {}
+        """job -> its deadline (monotonic), for the jobs on a process now."""
         self.promotions = 0
         """times the warm spare took a replaced process's place."""
         self.on_restart: Callable[[str], None] = lambda _reason: None
@@ -184,6 +200,18 @@ class SolverPool:
         self._spare = spare
         self.ready = True
 
+    @property
+    def idle(self) -> int:
+        """Processes free right now."""
+        return self._idle.qsize()
+
+    def busy_until(self) -> float:
+        """The earliest deadline (monotonic) among the jobs running now: by then plus the guard a
+        process is free (now when one is idle)."""
+        if not self._idle.empty():
+            return time.monotonic()
+        return min(self._running.values(), default=time.monotonic())
+
     async def run(
         self,
         kind: Kind,
@@ -193,16 +221,24 @@ class SolverPool:
         arrived: float,
         guard: float,
         guard_after_deadline_s: float,
+        start_by: float | None = None,
+        patience_s: float = 0.0,
+        hand_off_ready: Callable[[], bool] = lambda: True,
+        hand_off_limit_s: float = 0.0,
         fallback_reason: str | None = None,
         timing: Timing,
     ) -> JobResult | None:
-        """The job's answer, or None when it was still running at `guard` (monotonic; moved to
-        the deadline the process reports plus `guard_after_deadline_s`). Cancelling the caller
-        (the client went away) stops the job."""
+        """The job's answer, or None when it did not start by `start_by` (monotonic; default
+        `guard`; then timing.started is False) or was still running at `guard` plus `patience_s`
+        (`guard` moves to the deadline the process reports plus `guard_after_deadline_s`) once
+        `hand_off_ready()` (the fallback pool has a process free: handing the job to a busy one
+        would only queue it behind another) or `hand_off_limit_s` later still. Cancelling the
+        caller (the client went away) stops the job."""
         queued = time.monotonic()
+        start_by = guard if start_by is None else start_by
         if self._idle.empty():
             try:
-                worker = await asyncio.wait_for(self._idle.get(), timeout=max(0.0, guard - queued))
+                worker = await asyncio.wait_for(self._idle.get(), timeout=max(0.0, start_by - queued))
             except TimeoutError:
                 timing.queue_wait_s = time.monotonic() - queued
                 return None
@@ -218,9 +254,14 @@ class SolverPool:
                 arrived=arrived,
                 guard=guard,
                 guard_after_deadline_s=guard_after_deadline_s,
+                start_by=start_by,
+                patience_s=patience_s,
+                hand_off_ready=hand_off_ready,
+                hand_off_limit_s=hand_off_limit_s,
                 fallback_reason=fallback_reason,
                 timing=timing,
             )
+        timing.started = True
         job = next(self._ids)
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[Answer] = loop.create_future()
@@ -234,11 +275,13 @@ class SolverPool:
 
         expected_deadline = guard - guard_after_deadline_s
         timing.deadline = expected_deadline
+        self._running[job] = expected_deadline
         timer = [loop.call_later(max(0.0, guard - time.monotonic()), settle)]
 
         def told(deadline: float) -> None:
             """The process read a time limit other than the byte scan's: the guard moves."""
             timing.deadline = deadline
+            self._running[job] = deadline
             timer[0].cancel()
             timer[0] = loop.call_later(max(0.0, deadline + guard_after_deadline_s - time.monotonic()), settle)
 
@@ -251,12 +294,21 @@ class SolverPool:
         )
         try:
             await settled
+            if not answer.done() and patience_s > 0:
+                # past the guard: its process answers a spent budget with its quick fill, which
+                # costs less than parsing the body again in the fallback pool; stuck only past this
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(answer), timeout=patience_s)
+                give_up = time.monotonic() + hand_off_limit_s
+                while not answer.done() and not hand_off_ready() and time.monotonic() < give_up:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(answer), timeout=HAND_OFF_POLL_S)
             if answer.done():
                 timer[0].cancel()
                 result, _ms = answer.result()
                 self._idle.put_nowait(worker)
                 return result
-            timing.overrun = True  # past the guard
+            timing.overrun = True  # past the guard and the patience
             await self._stop(worker, job, answer)
             return None
         except asyncio.CancelledError:
@@ -268,6 +320,8 @@ class SolverPool:
             timer[0].cancel()
             self._replace(worker, "died")
             raise
+        finally:
+            self._running.pop(job, None)
 
     async def _stop(self, worker: SolverProcess, job: int, answer: asyncio.Future[Answer]) -> None:
         """Interrupt the job; kill and replace the process if it does not stop at once."""
@@ -368,4 +422,13 @@ def overrun_error() -> JobResult:
         "",
         "no answer within the request's time limit plus STICKYD_RESPONSE_MARGIN_MS and "
         "STICKYD_FALLBACK_LIMIT_MS (the solver and the fallback were both late); retry with a larger time_limit_ms",
+    )
+
+
+def busy_error(retry_after_s: int) -> JobResult:
+    return error(
+        503,
+        "",
+        "every solver process is busy with other requests past the moment this request had to start to be "
+        f"answered within its time limit; retry after {retry_after_s} s (the Retry-After header)",
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -131,6 +132,8 @@ def _optimal_or_fallback(
     try:
         if index.equal_subscriptions and options.max_imbalance == 0:
             return solve_equal(index), Outcome("optimal", "direct-equal", True, False)
+        if time.monotonic() >= deadline:  # reading the request took the optimal solver's share
+            raise SolveTimeout("no time left for it within the time limit")
         classes = build_classes(index)
         weights = _uniform_unit_weights(index)
         if weights is not None:
@@ -159,14 +162,20 @@ def _optimal_or_fallback(
 def _uniform_unit_weights(index: ConsumerIndex) -> dict[int, int] | None:
     """member -> partitions per unit, when every unit a member may take weighs the same
     (then squared loads are a flow cost); None when some member mixes weights."""
-    weights: dict[int, int] = {}
-    for group in index.groups:
-        if group.units == 0:
-            continue
-        for m in group.eligible:
-            if weights.setdefault(m, group.weight) != group.weight:
-                return None
-    return weights
+    groups = [g for g in index.groups if g.units]
+    if not groups:
+        return {}
+    sizes = np.fromiter((len(g.eligible) for g in groups), dtype=np.int64, count=len(groups))
+    member = np.fromiter(chain.from_iterable(g.eligible for g in groups), dtype=np.int64, count=int(sizes.sum()))
+    weight = np.repeat(np.fromiter((g.weight for g in groups), dtype=np.int64, count=len(groups)), sizes)
+    # members in order of first appearance (the dict's order, as the flow's arcs are built from it)
+    members, first = np.unique(member, return_index=True)
+    by_member = np.argsort(member, kind="stable")
+    same_member = np.diff(member[by_member]) == 0
+    if (np.diff(weight[by_member])[same_member] != 0).any():
+        return None
+    order = np.argsort(first, kind="stable")
+    return dict(zip(members[order].tolist(), weight[first[order]].tolist(), strict=True))
 
 
 def _ms(started: float) -> float:

@@ -104,6 +104,7 @@ def test_an_odd_body_is_left_to_the_exact_path(body: bytes) -> None:
 
 def _answer(body: bytes, fast: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[int, Any]:
     with monkeypatch.context() as patch:
+        patch.setattr(service.jobs, "COLUMN_DECODE_MIN_BYTES", 0)  # every body, however small
         if not fast:
             patch.setattr(service.jobs, "decode_consumer", lambda _body: None)
         result = run_job("consumer", body, LIMITS)
@@ -121,7 +122,8 @@ def test_run_job_answers_the_same_with_and_without_the_column_decoder(
     assert _answer(body, True, monkeypatch) == _answer(body, False, monkeypatch)
 
 
-def test_a_bad_claim_is_named_by_the_exact_path() -> None:
+def test_a_bad_claim_is_named_by_the_exact_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(service.jobs, "COLUMN_DECODE_MIN_BYTES", 0)
     result = run_job("consumer", _body({"t": [0, -3]}), LIMITS)
     assert result.status == 422
     assert orjson.loads(result.body)["field"] == "members[0].owned.t[1]"
@@ -165,3 +167,23 @@ def test_any_body_gets_the_same_answer_with_and_without_the_column_decoder(body:
         fast = _answer(body, True, patch)
         exact_answer = _answer(body, False, patch)
     assert fast == exact_answer
+
+
+def test_run_job_decodes_a_large_plain_body_by_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparisons above are not between two copies of the exact path: run_job really uses
+    the column decoder from COLUMN_DECODE_MIN_BYTES on, and not below it."""
+    used: list[bool] = []
+
+    def spy(body: bytes) -> Any:
+        wire = decode_consumer(body)
+        used.append(wire is not None)
+        return wire
+
+    monkeypatch.setattr(service.jobs, "decode_consumer", spy)
+    body = TAKEN[0]
+    monkeypatch.setattr(service.jobs, "COLUMN_DECODE_MIN_BYTES", len(body) + 1)
+    assert run_job("consumer", body, LIMITS).status == 200
+    assert used == []
+    monkeypatch.setattr(service.jobs, "COLUMN_DECODE_MIN_BYTES", len(body))
+    assert run_job("consumer", body, LIMITS).status == 200
+    assert used == [True]

@@ -1,0 +1,174 @@
+"""No second parse and no waiting behind others (service/pool.py, service/answering.py):
+
+- a solver process still running past its guard is given the patience to answer with its own
+  quick fill (it asks the spent budget in every stage) before its job is stopped and handed to
+  the fallback pool, which would parse the body again;
+- a request that no solver process can take by the last moment it could still start and answer
+  in time is not queued behind the others: the fallback pool answers it when it has a process
+  free, else it gets 503 with Retry-After at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from cli.child_service import ServiceProcess, running_service
+from models import ConsumerSolution
+from service.jobs import Limits
+from service.pool import QUEUE_REASON, SolverPool, Timing
+from tests.conftest import assert_valid
+
+LIMITS = Limits(max_partitions=2_000_000, max_members=20_000, default_time_limit_ms=2000, max_time_limit_ms=30_000)
+SMALL: dict[str, Any] = {"topics": {"t": 4}, "members": [{"id": "a", "topics": ["t"]}], "options": {"time_limit_ms": 1}}
+
+
+def _run_past_its_guard(patience_s: float) -> tuple[Any, Timing]:
+    """One small job on a real one-process pool whose guard has passed before the job is sent."""
+
+    async def run() -> tuple[Any, Timing]:
+        pool = SolverPool(1, 2**32)
+        await pool.start()
+        try:
+            timing = Timing()
+            now = time.monotonic()
+            body = json.dumps(SMALL).encode()
+            result = await pool.run(
+                "consumer",
+                body,
+                LIMITS,
+                arrived=now,
+                guard=now,
+                guard_after_deadline_s=0.0,
+                patience_s=patience_s,
+                timing=timing,
+            )
+            return result, timing
+        finally:
+            await pool.close()
+
+    return asyncio.run(run())
+
+
+def test_a_process_past_its_guard_answers_itself_within_the_patience() -> None:
+    """The guard has passed before the job starts, but the process is alive and working: its own
+    answer (with a spent budget: what its stages give in no time) is taken, nothing is stopped or
+    handed over."""
+    result, timing = _run_past_its_guard(patience_s=60.0)
+    assert result is not None and result.status == 200
+    assert (timing.started, timing.overrun) == (True, False)
+    assert_valid(SMALL, ConsumerSolution.model_validate_json(result.body))
+
+
+def test_without_patience_a_job_past_its_guard_is_stopped_for_the_fallback() -> None:
+    """Patience 0 (STICKYD_FLOOR_SCALE=0, or a body too small for parsing again to matter): the
+    job is stopped at the guard and the caller hands the request to the fallback pool."""
+    result, timing = _run_past_its_guard(patience_s=0.0)
+    assert result is None
+    assert (timing.started, timing.overrun) == (True, True)
+
+
+def _busy_problem(partitions_k: int, limit_ms: int, strategy: str) -> dict[str, Any]:
+    """`partitions_k` thousand partitions, 400 members with claims: the KIP-54 heuristic takes
+    seconds at 400k."""
+    topics = partitions_k
+    return {
+        "topics": {f"t{i}": 1000 for i in range(topics)},
+        "members": [
+            {
+                "id": f"m{i}",
+                "topics": [f"t{j}" for j in range(topics) if (i + j) % 4],
+                "owned": {f"t{i % topics}": list(range(0, 1000, 3))},
+                "generation": 1,
+            }
+            for i in range(400)
+        ],
+        "options": {"time_limit_ms": limit_ms, "strategy": strategy},
+    }
+
+
+@pytest.fixture(scope="module")
+def one_solver_process() -> Iterator[ServiceProcess]:
+    """One solver process and one fallback process; no floor (the requests' limits stay small)
+    and the smallest margin: a request with a 1 ms limit must start at once or not at all."""
+    env = {
+        "STICKYD_WORKERS": "1",
+        "STICKYD_FALLBACK_WORKERS": "1",
+        "STICKYD_FLOOR_SCALE": "0",
+        "STICKYD_RESPONSE_MARGIN_MS": "30",
+    }
+    with running_service(env) as running:
+        yield running
+
+
+def _post(url: str, problem: dict[str, Any] | bytes) -> httpx.Response:
+    body = problem if isinstance(problem, bytes) else json.dumps(problem).encode()
+    headers = {"content-type": "application/json"}
+    return httpx.post(f"{url}/v1/assign/consumer", content=body, headers=headers, timeout=120)
+
+
+def _in_background(url: str, problem: dict[str, Any]) -> tuple[threading.Thread, list[httpx.Response]]:
+    answers: list[httpx.Response] = []
+    thread = threading.Thread(target=lambda: answers.append(_post(url, problem)), daemon=True)
+    thread.start()
+    return thread, answers
+
+
+def _counted(url: str, reason: str) -> float:
+    text = httpx.get(f"{url}/metrics", timeout=10).text
+    pattern = rf'^stickyd_cancellations_total\{{[^}}]*reason="{reason}"\}} ([0-9.e+]+)$'
+    return sum(float(v) for v in re.findall(pattern, text, re.M))
+
+
+def _wait_for_count(url: str, reason: str, count: float, within_s: float = 60.0) -> None:
+    until = time.monotonic() + within_s
+    while _counted(url, reason) < count:
+        assert time.monotonic() < until, f"no {reason} cancellation counted"
+        time.sleep(0.005)
+
+
+def _wait_busy(url: str, within_s: float = 30.0) -> None:
+    """Until the solver process has taken the job (the service's own health says so)."""
+    until = time.monotonic() + within_s
+    while httpx.get(f"{url}/v1/health", timeout=10).json()["workers_idle"] != 0:
+        assert time.monotonic() < until, "the solver process never took the busy job"
+        time.sleep(0.01)
+
+
+def test_a_request_no_solver_process_can_take_in_time_gets_the_fallback_or_a_503_at_once(
+    one_solver_process: ServiceProcess,
+) -> None:
+    """With the one solver process busy (the KIP-54 heuristic on 400k partitions, 20 s limit), a
+    request with a small limit is not queued behind it: the fallback pool answers it (valid, the
+    pool's queue reason in `warnings`); while the fallback process is busy with such a request
+    too, the next gets 503 with a Retry-After of at least 1 s, and no answer waits for the busy
+    solve."""
+    url = one_solver_process.url
+    busy, busy_answer = _in_background(url, _busy_problem(400, 20_000, "sticky"))
+    _wait_busy(url)
+    queued_before = _counted(url, "queue")
+    response = _post(url, SMALL)
+    assert response.status_code == 200, response.text
+    solution = ConsumerSolution.model_validate(response.json())
+    assert QUEUE_REASON in solution.stats.warnings, solution.stats.warnings
+    assert solution.stats.fallback
+    assert_valid(SMALL, solution)
+    # the fallback process busy with a 400k-partition request (parsing it alone takes it a while)
+    big = _busy_problem(400, 1, "sticky")
+    occupant, occupant_answer = _in_background(url, big)
+    _wait_for_count(url, "queue", queued_before + 2)
+    refused = _post(url, SMALL)
+    assert refused.status_code == 503, refused.text
+    assert int(refused.headers["retry-after"]) >= 1
+    assert "busy" in refused.json()["detail"]
+    occupant.join(120)
+    busy.join(120)
+    assert [r.status_code for r in occupant_answer + busy_answer] == [200, 200]
