@@ -66,9 +66,9 @@ def from_dict(problem: dict[str, Any]) -> Timed:
     return _timed(elapsed, solution.stats.model_dump(), time.process_time() - cpu)
 
 
-def from_json_bytes(body: bytes) -> Timed:
+def from_json_bytes(body: bytes, limits: Limits = BENCH_LIMITS) -> Timed:
     started, cpu = time.perf_counter(), time.process_time()
-    result = run_job("consumer", body, BENCH_LIMITS)
+    result = run_job("consumer", body, limits)
     elapsed = time.perf_counter() - started
     cpu = time.process_time() - cpu
     if result.status != 200:

@@ -20,7 +20,8 @@ from models.consumer_index import ConsumerIndex
 def solve_quick(index: ConsumerIndex) -> list[np.ndarray]:
     n = index.member_count
     groups = index.groups
-    owners = [_eligible_claimant(index, g) for g in range(len(groups))]
+    masks: dict[int, np.ndarray] = {}  # groups read by the same members share one tuple (by id)
+    owners = [_eligible_claimant(index, g, masks) for g in range(len(groups))]
     weights = [g.weight for g in groups]
     load = _cap_claims(owners, weights, n, sum(g.units * g.weight for g in groups))
     # classes: units whose eligible members are the same set, fewest eligible members first
@@ -44,11 +45,13 @@ def solve_quick(index: ConsumerIndex) -> list[np.ndarray]:
     return owners
 
 
-def _eligible_claimant(index: ConsumerIndex, g: int) -> np.ndarray:
+def _eligible_claimant(index: ConsumerIndex, g: int, masks: dict[int, np.ndarray]) -> np.ndarray:
     """Per unit: the first claimant (over the group's topics) that may take it, else -1."""
     group = index.groups[g]
-    eligible = np.zeros(index.member_count + 1, dtype=bool)
-    eligible[list(group.eligible)] = True
+    eligible = masks.get(id(group.eligible))
+    if eligible is None:
+        eligible = masks[id(group.eligible)] = np.zeros(index.member_count + 1, dtype=bool)
+        eligible[list(group.eligible)] = True
     claims = np.where(eligible[group.claims], group.claims, -1)
     owner = claims[0].copy() if len(claims) else np.full(group.units, -1, dtype=np.int64)
     for row in claims[1:]:
