@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import Any
 
 from fastapi import Request
 
@@ -21,6 +22,7 @@ class Services:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.metrics = Metrics()
+        self._series_of: dict[tuple[str, str, int, str], tuple[Any, Any, Any, Any]] = {}
         cap = settings.worker_memory_mb * 1024 * 1024
         self.solvers = SolverPool(settings.workers, cap, name="solver")
         self.fallback = SolverPool(settings.fallback_workers, cap, name="fallback")
@@ -59,16 +61,16 @@ class Services:
         await asyncio.gather(self.solvers.close(), self.fallback.close())
 
     def record(self, endpoint: str, result: JobResult, elapsed: float, timing: Timing) -> None:
-        m = self.metrics
-        m.requests.labels(endpoint, result.strategy, str(result.status)).inc()
-        m.latency.labels(endpoint, result.strategy).observe(elapsed)
-        m.queue_wait.labels(endpoint).observe(timing.queue_wait_s)
-        if result.status == 200:
-            m.solve.labels(endpoint, result.solver).observe(result.solve_ms / 1000)
+        requests, latency, queue_wait, solve = self._series(endpoint, result.strategy, result.status, result.solver)
+        requests.inc()
+        latency.observe(elapsed)
+        queue_wait.observe(timing.queue_wait_s)
+        if solve is not None:
+            solve.observe(result.solve_ms / 1000)
             if result.fallback:
-                m.fallbacks.labels(endpoint, result.fallback_cause).inc()
-        else:
-            m.rejected.labels(endpoint, str(result.status)).inc()
+                self.metrics.fallbacks.labels(endpoint, result.fallback_cause).inc()
+        if result.status != 200:
+            self.metrics.rejected.labels(endpoint, str(result.status)).inc()
         log.info(
             "endpoint=%s status=%d partitions=%d members=%d strategy=%s solver=%s optimal=%s fallback=%s "
             "queue_ms=%.1f ms=%.1f",
@@ -83,6 +85,22 @@ class Services:
             timing.queue_wait_s * 1000,
             elapsed * 1000,
         )
+
+    def _series(self, endpoint: str, strategy: str, status: int, solver: str) -> tuple[Any, Any, Any, Any]:
+        """The labelled series one answer updates, looked up once per label combination (a
+        `labels()` call takes a lock and builds its key each time)."""
+        key = (endpoint, strategy, status, solver)
+        found = self._series_of.get(key)
+        if found is None:
+            m = self.metrics
+            found = (
+                m.requests.labels(endpoint, strategy, str(status)),
+                m.latency.labels(endpoint, strategy),
+                m.queue_wait.labels(endpoint),
+                m.solve.labels(endpoint, solver) if status == 200 else None,  # no empty series for a 4xx
+            )
+            self._series_of[key] = found
+        return found
 
 
 async def get_services(request: Request) -> Services:

@@ -34,7 +34,9 @@ class LazyConsumerSolution(ConsumerSolution):
 
     @classmethod
     def of(cls, stats: ConsumerStats, maps: Maps, writer: Writer | None = None) -> LazyConsumerSolution:
-        solution = cls.model_construct(stats=stats)  # type: ignore[call-arg]
+        # every field given: without them, model_construct inspects the default factories'
+        # signatures on each call (a tenth of a tiny group's solve)
+        solution = cls.model_construct(stats=stats, assignment={}, revoke={}, target=None, unassigned={})
         for name in LAZY_FIELDS:
             solution.__dict__.pop(name, None)
         solution._maps = maps

@@ -33,47 +33,54 @@ def flow_owners(index: TinyIndex, deadline: float) -> list[list[int]] | None:
     member0, sink = len(pools), len(pools) + n
     capacity = [0] * n
     supplies = [0] * (sink + 1)
-    given_back: Arcs = ([], [], [], [])
     single: list[tuple[int, int, list[int]]] = []
-    """per claimed class, (topic, claimant, its partitions ascending)."""
+    """per claimed class, (pool, claimant, its partitions ascending): its given-back arc's order."""
     free_units: list[list[int]] = []
     """per pool: partitions nobody claims (or whose claimant cannot read the topic), ascending."""
     for k, topic in enumerate(pools):
-        readers = index.reader_set[topic]
+        count = index.topics[topic]
         for m in index.readers[topic]:
-            capacity[m] += index.topics[topic]
+            capacity[m] += count
+        claims = index.claims[topic]
+        if claims.count(-1) == count:  # nobody claims this topic
+            free_units.append(list(range(count)))
+            supplies[k] += count
+            continue
         by_claimant: dict[int, list[int]] = {}
-        for p, claimant in enumerate(index.claims[topic]):
+        for p, claimant in enumerate(claims):
             by_claimant.setdefault(claimant, []).append(p)
-        free_units.append([])
+        free: list[int] = []
+        readers = index.reader_set[topic]
         for claimant in sorted(by_claimant):
             units = by_claimant[claimant]
             if claimant >= 0 and claimant in readers:
                 single.append((k, claimant, units))
-                _arc(given_back, member0 + claimant, k, len(units), 1)
                 supplies[member0 + claimant] += len(units)
             else:
-                free_units[k] += units
+                free += units
                 supplies[k] += len(units)
-    pooled: Arcs = ([], [], [], [])
-    for k, topic in enumerate(pools):
-        for m in index.readers[topic]:
-            _arc(pooled, k, member0 + m, index.topics[topic], 0)
+        free_units.append(free)
+    # a claimant may give its units back to the pool (cost 1: a move); a pool feeds its readers
+    pooled = [(k, member0 + m, index.topics[topic]) for k, topic in enumerate(pools) for m in index.readers[topic]]
+    fixed: Arcs = (
+        [member0 + m for _, m, _ in single] + [a[0] for a in pooled],
+        [k for k, _, _ in single] + [a[1] for a in pooled],
+        [len(units) for _, _, units in single] + [a[2] for a in pooled],
+        [1] * len(single) + [0] * len(pooled),
+    )
     total = sum(index.topics[t] for t in pools)
     supplies[sink] = -total
     balance = index.owned + 1
-    fixed = tuple(a + b for a, b in zip(given_back, pooled, strict=True))
     lo, hi = [0] * n, capacity
     share = total / max(1, sum(1 for c in capacity if c > 0))
     center = [min(max(round(share), lo[m]), hi[m]) for m in range(n)]
     a = [max(center[m] - 1, lo[m]) for m in range(n)]
     b = [min(center[m] + 1, hi[m]) for m in range(n)]
-    bits = max(h - low for h, low in zip(hi, lo, strict=True)).bit_length() + 1
     for _ in range(MAX_ROUNDS):
         if time.monotonic() > deadline:
             return None
-        load = _load_arcs(lo, hi, a, b, bits, member0, sink, balance)
-        flows = _run(fixed, load, supplies, sink)  # type: ignore[arg-type]
+        load = _load_arcs(lo, hi, a, b, member0, sink, balance)
+        flows = _run(fixed, load, supplies, sink)
         if flows is None:
             return None
         units = list(lo)
@@ -89,42 +96,37 @@ def flow_owners(index: TinyIndex, deadline: float) -> list[list[int]] | None:
     return None
 
 
-def _arc(arcs: Arcs, tail: int, head: int, capacity: int, cost: int) -> None:
-    arcs[0].append(tail)
-    arcs[1].append(head)
-    arcs[2].append(capacity)
-    arcs[3].append(cost)
-
-
-def _load_arcs(
-    lo: list[int], hi: list[int], a: list[int], b: list[int], bits: int, member0: int, sink: int, balance: int
-) -> Arcs:
-    """solvers.convex_loads.load_segments' arcs, costed as ConsumerFlowModel._load_arcs (unit weight 1)."""
-    arcs: Arcs = ([], [], [], [])
-    n = len(lo)
-    for m in range(n):  # below the window: widest segment first, each charging its top unit
-        for j in range(bits - 1, -1, -1):
-            step = 1 << j
-            top = a[m] - (step - 1)
-            width = top - max(a[m] - (2 * step - 1), lo[m])
-            if width > 0:
-                _arc(arcs, member0 + m, sink, width, balance * (2 * top - 1))
-    for m in range(n):  # inside: one arc per unit
-        for k in range(a[m] + 1, b[m] + 1):
-            _arc(arcs, member0 + m, sink, 1, balance * (2 * k - 1))
-    for m in range(n):  # above: narrowest segment first, each charging its bottom unit
-        for j in range(bits):
-            step = 1 << j
-            start = b[m] + step - 1
-            width = min(b[m] + 2 * step - 1, hi[m]) - start
-            if width > 0:
-                _arc(arcs, member0 + m, sink, width, balance * (2 * (start + 1) - 1))
-    return arcs
+def _load_arcs(lo: list[int], hi: list[int], a: list[int], b: list[int], member0: int, sink: int, balance: int) -> Arcs:
+    """solvers.convex_loads.load_segments' arcs, costed as ConsumerFlowModel._load_arcs (unit
+    weight 1): (tail, capacity, k) per arc, k the unit whose marginal (2k - 1) it charges."""
+    below: list[tuple[int, int, int]] = []
+    inside: list[tuple[int, int, int]] = []
+    above: list[tuple[int, int, int]] = []
+    for m in range(len(lo)):
+        tail = member0 + m
+        # below the window: segments (a - (2s - 1), a - (s - 1)] cut at lo, widest first, each
+        # charging its top unit; one exists for each power of two s <= a - lo
+        for j in range((a[m] - lo[m]).bit_length() - 1, -1, -1):
+            top = a[m] - (1 << j) + 1
+            below.append((tail, top - max(a[m] - (2 << j) + 1, lo[m]), top))
+        inside += [(tail, 1, k) for k in range(a[m] + 1, b[m] + 1)]
+        # above: segments (b + s - 1, b + 2s - 1] cut at hi, narrowest first, each charging its
+        # bottom unit; one for each power of two s <= hi - b
+        for j in range((hi[m] - b[m]).bit_length()):
+            start = b[m] + (1 << j) - 1
+            above.append((tail, min(b[m] + (2 << j) - 1, hi[m]) - start, start + 1))
+    arcs = below + inside + above
+    return (
+        [arc[0] for arc in arcs],
+        [sink] * len(arcs),
+        [arc[1] for arc in arcs],
+        [balance * (2 * arc[2] - 1) for arc in arcs],
+    )
 
 
 def _run(fixed: Arcs, load: Arcs, supplies: list[int], sink: int) -> list[int] | None:
     tails, heads, capacities, costs = (f + x for f, x in zip(fixed, load, strict=True))
-    if costs and max(abs(c) for c in costs) * (sink + 2) >= MAX_COST:
+    if costs and max(map(abs, costs)) * (sink + 2) >= MAX_COST:
         return None
     flow = min_cost_flow.SimpleMinCostFlow()
     arcs = flow.add_arcs_with_capacity_and_unit_cost(tails, heads, capacities, costs)
@@ -156,7 +158,7 @@ def _deal(
     pools: list[str],
     single: list[tuple[int, int, list[int]]],
     free_units: list[list[int]],
-    pooled: Arcs,
+    pooled: list[tuple[int, int, int]],
     routing_flows: list[int],
     member0: int,
 ) -> list[list[int]] | None:
@@ -172,7 +174,7 @@ def _deal(
     for units in left:
         units.sort()
     taken = [0] * len(pools)
-    for k, m, flow in zip(pooled[0], pooled[1], routing_flows[len(single) :], strict=True):
+    for (k, m, _), flow in zip(pooled, routing_flows[len(single) :], strict=True):
         for p in left[k][taken[k] : taken[k] + flow]:
             owner[pools[k]][p] = m - member0
         taken[k] += flow

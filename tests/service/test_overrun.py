@@ -6,48 +6,21 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import pytest
 
-from cli.child_service import ServiceProcess, running_service
+from cli.child_service import ServiceProcess
 from models import ConsumerSolution
 from service.pool import FALLBACK_REASON
 from tests.conftest import assert_valid
-
-SMALLEST_MARGIN_MS = 30
-"""STICKYD_RESPONSE_MARGIN_MS's lower bound: a worker gets 1 ms (the request's limit) plus 10 ms
-(the margin less the reply reserve) to answer, so no machine is fast enough for the worker to
-answer in time, whatever its solver does (the quick fill answers a spent budget in a few ms)."""
-
-
-@pytest.fixture(scope="module")
-def impatient_service() -> Iterator[ServiceProcess]:
-    """A real `stickyd serve` whose response margin is the smallest the settings allow, and no
-    per-size floor (which would give these 50,000-partition requests their reading time)."""
-    env = {"STICKYD_WORKERS": "1", "STICKYD_RESPONSE_MARGIN_MS": str(SMALLEST_MARGIN_MS), "STICKYD_FLOOR_SCALE": "0"}
-    with running_service(env) as running:
-        yield running
+from tests.service.conftest import claimed_problem
 
 
 def _claimed_problem(limit_ms: int) -> dict[str, Any]:
     """50,000 partitions and 200 members with claims (some stale, some on topics no longer read):
     receiving, parsing and indexing alone take a worker far longer than the 11 ms it is given."""
-    return {
-        "topics": {f"t{i}": 1000 for i in range(50)},
-        "members": [
-            {
-                "id": f"m{i}",
-                "topics": [f"t{j}" for j in range(50) if (i + j) % 4],
-                "owned": {f"t{i % 50}": list(range(0, 1000, 3))},
-                "generation": 1 + i % 2,
-            }
-            for i in range(200)
-        ],
-        "options": {"time_limit_ms": limit_ms},
-    }
+    return claimed_problem(50, 200, limit_ms, stale_generations=True)
 
 
 def _fallbacks(service: ServiceProcess) -> float:

@@ -18,27 +18,16 @@ from urllib.parse import urlparse
 
 import httpx
 
-from cli.child_service import running_service
+from cli.child_service import ServiceProcess, running_service
 from tests.processes import MARK, marked, new_mark, this_process, wait_until_none_marked
+from tests.service.conftest import claimed_problem
 
 GRACE_S = 1.0
 
 
 def _busy_problem(limit_ms: int) -> dict[str, Any]:
     """200,000 partitions, 400 members with claims: seconds of parsing, indexing and solving."""
-    return {
-        "topics": {f"t{i}": 1000 for i in range(200)},
-        "members": [
-            {
-                "id": f"m{i}",
-                "topics": [f"t{j}" for j in range(200) if (i + j) % 4],
-                "owned": {f"t{i % 200}": list(range(0, 1000, 3))},
-                "generation": 1,
-            }
-            for i in range(400)
-        ],
-        "options": {"time_limit_ms": limit_ms, "strategy": "sticky"},
-    }
+    return claimed_problem(200, 400, limit_ms, strategy="sticky")
 
 
 def _post_in_background(url: str, body: bytes) -> threading.Thread:
@@ -82,28 +71,27 @@ def test_sigterm_with_solves_in_flight_exits_within_the_grace() -> None:
             client.join(timeout=10)
 
 
-def test_a_client_that_disconnects_frees_its_solver_process_within_250ms() -> None:
-    mark = new_mark()
-    with running_service({MARK: mark, "STICKYD_WORKERS": "1"}) as service:
-        body = json.dumps(_busy_problem(20_000)).encode()
-        url = urlparse(service.url)
-        with socket.create_connection((url.hostname, url.port), timeout=10) as sock:
-            head = (
-                f"POST /v1/assign/consumer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                f"Content-Length: {len(body)}\r\n\r\n"
-            )
-            sock.sendall(head.encode() + body)
-            time.sleep(0.5)  # the one solver process is busy with it now
-        gone = time.monotonic()
-        small = {"topics": {"t": 4}, "members": [{"id": "a", "topics": ["t"]}], "options": {"time_limit_ms": 5000}}
-        response = httpx.post(f"{service.url}/v1/assign/consumer", json=small, timeout=30)
-        waited = time.monotonic() - gone
-        assert response.status_code == 200
-        assert response.json()["stats"]["fallback"] is False
-        # the disconnect stopped the big solve (seconds of work) and its process took the next one;
-        # 250 ms on a quiet machine (bench/limits.py), bounded loosely here for a shared one
-        assert waited <= 2.0, waited
-        assert "client disconnected while its request was solved" in service.log_text()
+def test_a_client_that_disconnects_frees_its_solver_process_within_250ms(one_worker_service: ServiceProcess) -> None:
+    service = one_worker_service
+    body = json.dumps(_busy_problem(20_000)).encode()
+    url = urlparse(service.url)
+    with socket.create_connection((url.hostname, url.port), timeout=10) as sock:
+        head = (
+            f"POST /v1/assign/consumer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        )
+        sock.sendall(head.encode() + body)
+        time.sleep(0.5)  # the one solver process is busy with it now
+    gone = time.monotonic()
+    small = {"topics": {"t": 4}, "members": [{"id": "a", "topics": ["t"]}], "options": {"time_limit_ms": 5000}}
+    response = httpx.post(f"{service.url}/v1/assign/consumer", json=small, timeout=30)
+    waited = time.monotonic() - gone
+    assert response.status_code == 200
+    assert response.json()["stats"]["fallback"] is False
+    # the disconnect stopped the big solve (seconds of work) and its process took the next one;
+    # 250 ms on a quiet machine (bench/limits.py), bounded loosely here for a shared one
+    assert waited <= 2.0, waited
+    assert "client disconnected while its request was solved" in service.log_text()
 
 
 def _children(pid: int) -> set[int]:
@@ -111,38 +99,37 @@ def _children(pid: int) -> set[int]:
     return {int(child) for child in found}
 
 
-def test_a_replaced_solver_process_is_taken_over_by_the_warm_spare() -> None:
+def test_a_replaced_solver_process_is_taken_over_by_the_warm_spare(one_worker_service: ServiceProcess) -> None:
     """When a solver process dies (or is killed because its job would not stop), the pool's warm
     spare takes its place at once: the next request is answered by a solver process, within its
     limit, even while the process started to replace it is held stopped (SIGSTOP) before it is
     ready; without a spare it would wait for that process and the fallback pool would answer."""
-    mark = new_mark()
-    with running_service({MARK: mark, "STICKYD_WORKERS": "1"}) as service:
-        health = httpx.get(f"{service.url}/v1/health", timeout=10).json()
-        assert health["spare_ready"] and health["fallback_spare_ready"]
-        (worker,) = health["worker_pids"]
-        before = _children(service.pid)
-        os.kill(worker, signal.SIGKILL)
-        held: set[int] = set()
-        deadline = time.monotonic() + 5
-        while not held and time.monotonic() < deadline:  # the replacement, caught before it is warm
-            held = _children(service.pid) - before
-            time.sleep(0.002)
+    service = one_worker_service
+    health = httpx.get(f"{service.url}/v1/health", timeout=10).json()
+    assert health["spare_ready"] and health["fallback_spare_ready"]
+    (worker,) = health["worker_pids"]
+    before = _children(service.pid)
+    os.kill(worker, signal.SIGKILL)
+    held: set[int] = set()
+    deadline = time.monotonic() + 5
+    while not held and time.monotonic() < deadline:  # the replacement, caught before it is warm
+        held = _children(service.pid) - before
+        time.sleep(0.002)
+    for pid in held:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        small = {"topics": {"t": 4}, "members": [{"id": "a", "topics": ["t"]}], "options": {"time_limit_ms": 3000}}
+        response = httpx.post(f"{service.url}/v1/assign/consumer", json=small, timeout=30)
+        assert response.status_code == 200
+        assert response.json()["stats"]["fallback"] is False
+        after = httpx.get(f"{service.url}/v1/health", timeout=10).json()
+        (promoted,) = after["worker_pids"]
+        assert promoted in before and promoted != worker  # the spare, started with the service
+        assert after["restarts"] == 1
+    finally:
         for pid in held:
-            os.kill(pid, signal.SIGSTOP)
-        try:
-            small = {"topics": {"t": 4}, "members": [{"id": "a", "topics": ["t"]}], "options": {"time_limit_ms": 3000}}
-            response = httpx.post(f"{service.url}/v1/assign/consumer", json=small, timeout=30)
-            assert response.status_code == 200
-            assert response.json()["stats"]["fallback"] is False
-            after = httpx.get(f"{service.url}/v1/health", timeout=10).json()
-            (promoted,) = after["worker_pids"]
-            assert promoted in before and promoted != worker  # the spare, started with the service
-            assert after["restarts"] == 1
-        finally:
-            for pid in held:
-                os.kill(pid, signal.SIGCONT)
-        assert "the warm spare" in service.log_text()
+            os.kill(pid, signal.SIGCONT)
+    assert "the warm spare" in service.log_text()
 
 
 def test_demo_leaves_no_process_behind() -> None:

@@ -15,17 +15,16 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import pytest
 
-from cli.child_service import ServiceProcess, running_service
+from cli.child_service import ServiceProcess
 from models import ConsumerSolution
 from service.jobs import Limits
 from service.pool import QUEUE_REASON, SolverPool, Timing
 from tests.conftest import assert_valid
+from tests.service.conftest import claimed_problem
 
 LIMITS = Limits(max_partitions=2_000_000, max_members=20_000, default_time_limit_ms=2000, max_time_limit_ms=30_000)
 SMALL: dict[str, Any] = {"topics": {"t": 4}, "members": [{"id": "a", "topics": ["t"]}], "options": {"time_limit_ms": 1}}
@@ -76,39 +75,6 @@ def test_without_patience_a_job_past_its_guard_is_stopped_for_the_fallback() -> 
     assert (timing.started, timing.overrun) == (True, True)
 
 
-def _busy_problem(partitions_k: int, limit_ms: int, strategy: str) -> dict[str, Any]:
-    """`partitions_k` thousand partitions, 400 members with claims: the KIP-54 heuristic takes
-    seconds at 400k."""
-    topics = partitions_k
-    return {
-        "topics": {f"t{i}": 1000 for i in range(topics)},
-        "members": [
-            {
-                "id": f"m{i}",
-                "topics": [f"t{j}" for j in range(topics) if (i + j) % 4],
-                "owned": {f"t{i % topics}": list(range(0, 1000, 3))},
-                "generation": 1,
-            }
-            for i in range(400)
-        ],
-        "options": {"time_limit_ms": limit_ms, "strategy": strategy},
-    }
-
-
-@pytest.fixture(scope="module")
-def one_solver_process() -> Iterator[ServiceProcess]:
-    """One solver process and one fallback process; no floor (the requests' limits stay small)
-    and the smallest margin: a request with a 1 ms limit must start at once or not at all."""
-    env = {
-        "STICKYD_WORKERS": "1",
-        "STICKYD_FALLBACK_WORKERS": "1",
-        "STICKYD_FLOOR_SCALE": "0",
-        "STICKYD_RESPONSE_MARGIN_MS": "30",
-    }
-    with running_service(env) as running:
-        yield running
-
-
 def _post(url: str, problem: dict[str, Any] | bytes) -> httpx.Response:
     body = problem if isinstance(problem, bytes) else json.dumps(problem).encode()
     headers = {"content-type": "application/json"}
@@ -144,15 +110,15 @@ def _wait_busy(url: str, within_s: float = 30.0) -> None:
 
 
 def test_a_request_no_solver_process_can_take_in_time_gets_the_fallback_or_a_503_at_once(
-    one_solver_process: ServiceProcess,
+    impatient_service: ServiceProcess,
 ) -> None:
     """With the one solver process busy (the KIP-54 heuristic on 400k partitions, 20 s limit), a
     request with a small limit is not queued behind it: the fallback pool answers it (valid, the
     pool's queue reason in `warnings`); while the fallback process is busy with such a request
     too, the next gets 503 with a Retry-After of at least 1 s, and no answer waits for the busy
     solve."""
-    url = one_solver_process.url
-    busy, busy_answer = _in_background(url, _busy_problem(400, 20_000, "sticky"))
+    url = impatient_service.url
+    busy, busy_answer = _in_background(url, claimed_problem(400, 400, 20_000, strategy="sticky"))
     _wait_busy(url)
     queued_before = _counted(url, "queue")
     response = _post(url, SMALL)
@@ -162,7 +128,7 @@ def test_a_request_no_solver_process_can_take_in_time_gets_the_fallback_or_a_503
     assert solution.stats.fallback
     assert_valid(SMALL, solution)
     # the fallback process busy with a 400k-partition request (parsing it alone takes it a while)
-    big = _busy_problem(400, 1, "sticky")
+    big = claimed_problem(400, 400, 1, strategy="sticky")
     occupant, occupant_answer = _in_background(url, big)
     _wait_for_count(url, "queue", queued_before + 2)
     refused = _post(url, SMALL)
