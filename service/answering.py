@@ -18,7 +18,7 @@ from starlette.responses import Response
 
 from service.floor import answer_cost_ms
 from service.jobs import JobResult, Kind
-from service.pool import FALLBACK_REASON, QUEUE_REASON, Timing, busy_error, overrun_error
+from service.pool import EXITED_REASON, FALLBACK_REASON, QUEUE_REASON, Timing, busy_error, overrun_error
 from service.request_body import ClientGone, media_type_error, read_body
 from service.services import Services
 
@@ -133,22 +133,28 @@ async def solve_body(
     # the cheapest answer's cost, from the size alone; the solver process tells the deadline once parsed
     cost_s = answer_cost_ms(kind, len(body) if isinstance(body, bytes) else 0, settings.floor_scale) / 1000
     deadline = arrived + max(hint_ms / 1000, cost_s)
-    result = await services.solvers.run(
-        kind,
-        body,
-        services.limits,
-        arrived=arrived,
-        guard=deadline + margin_s,
-        guard_after_deadline_s=margin_s,
-        start_by=deadline + margin_s - cost_s - START_RESERVE_S,
-        patience_s=PATIENCE_FACTOR * cost_s,
-        hand_off_ready=lambda: services.fallback.idle > 0,
-        hand_off_limit_s=settings.fallback_limit_ms / 1000,
-        timing=timing,
-    )
+    endpoint = f"/v1/assign/{kind}"
+    try:
+        result = await services.solvers.run(
+            kind,
+            body,
+            services.limits,
+            arrived=arrived,
+            guard=deadline + margin_s,
+            guard_after_deadline_s=margin_s,
+            start_by=deadline + margin_s - cost_s - START_RESERVE_S,
+            patience_s=PATIENCE_FACTOR * cost_s,
+            hand_off_ready=lambda: services.fallback.idle > 0,
+            hand_off_limit_s=settings.fallback_limit_ms / 1000,
+            timing=timing,
+        )
+    except ProcessLookupError:
+        # the solver process died with the job (replaced already): the fallback pool answers
+        log.warning("endpoint=%s the solver process exited during the solve; the fallback answers", endpoint)
+        services.metrics.cancellations.labels(endpoint, "process-exited").inc()
+        return await _fallback(kind, body, arrived, services, EXITED_REASON, margin_s)
     if result is not None:
         return result
-    endpoint = f"/v1/assign/{kind}"
     if not timing.started:
         if services.fallback.idle == 0 or cost_s > CHEAP_S:
             return _busy(endpoint, services, timing, margin_s)
@@ -159,17 +165,27 @@ async def solve_body(
         reason = FALLBACK_REASON
         log.warning("endpoint=%s solve still running at its deadline plus the margin; the fallback answers", endpoint)
         services.metrics.cancellations.labels(endpoint, "deadline").inc()
-    limit_s = settings.fallback_limit_ms / 1000
-    fallback = await services.fallback.run(
-        kind,
-        body,
-        services.limits,
-        arrived=arrived,
-        guard=time.monotonic() + limit_s,
-        guard_after_deadline_s=margin_s + limit_s,
-        fallback_reason=reason,
-        timing=Timing(),
-    )
+    return await _fallback(kind, body, arrived, services, reason, margin_s)
+
+
+async def _fallback(
+    kind: Kind, body: bytes | dict[str, Any], arrived: float, services: Services, reason: str, margin_s: float
+) -> JobResult:
+    """The fallback pool's answer, bounded by STICKYD_FALLBACK_LIMIT_MS; else 503."""
+    limit_s = services.settings.fallback_limit_ms / 1000
+    try:
+        fallback = await services.fallback.run(
+            kind,
+            body,
+            services.limits,
+            arrived=arrived,
+            guard=time.monotonic() + limit_s,
+            guard_after_deadline_s=margin_s + limit_s,
+            fallback_reason=reason,
+            timing=Timing(),
+        )
+    except ProcessLookupError:  # the fallback process died too (it is replaced): nothing answered
+        fallback = None
     return fallback if fallback is not None else overrun_error()
 
 

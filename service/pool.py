@@ -36,10 +36,12 @@ from service.solver_process import CANCEL_SLOT
 log = logging.getLogger(__name__)
 
 FALLBACK_REASON = "answered by the fallback pool: the service's time limit for this request ran out"
+EXITED_REASON = "answered by the fallback pool: the solver process exited during the solve"
 QUEUE_REASON = "answered by the fallback pool: every solver process was busy past the moment this request had to start"
 INTERRUPT_WAIT_S = 0.2
 """How long an interrupted job may take to stop before its process is killed."""
 PR_SET_PDEATHSIG = 1
+RECYCLED = "recycled past its memory cap"
 HAND_OFF_POLL_S = 0.05
 """Past its patience, a job is handed over only once the fallback pool has a process free: how
 often that is looked at meanwhile."""
@@ -79,9 +81,14 @@ class SolverProcess:
     reader: asyncio.Task[None] | None = None
     on_exit: Callable[[SolverProcess], None] = lambda _worker: None
 
+    retiring: bool = False
+    """the process said it exits after its job (past its memory cap): no further job for it."""
+
     @property
     def alive(self) -> bool:
-        return self.process.returncode is None and self.reader is not None and not self.reader.done()
+        return (
+            not self.retiring and self.process.returncode is None and self.reader is not None and not self.reader.done()
+        )
 
     def interrupt(self, job: int) -> None:
         self.cancel[:CANCEL_SLOT] = job.to_bytes(CANCEL_SLOT, "little")
@@ -133,7 +140,9 @@ async def _read_answers(worker: SolverProcess) -> None:
         while True:
             message = await _read(worker.process.stdout)
             assert isinstance(message, tuple)
-            if message[0] == "deadline":
+            if message[0] == "retiring":
+                worker.retiring = True
+            elif message[0] == "deadline":
                 tell = worker.deadlines.get(message[1])
                 if tell is not None:
                     tell(message[2])
@@ -246,7 +255,7 @@ class SolverPool:
         else:
             worker = self._idle.get_nowait()
         if not worker.alive:
-            self._replace(worker, "died")
+            self._replace(worker, RECYCLED if worker.retiring else "died")
             return await self.run(
                 kind,
                 body,
@@ -377,7 +386,7 @@ class SolverPool:
 
     def _exited(self, worker: SolverProcess) -> None:
         """A process exited on its own (crashed, or recycled past its memory cap), or was killed."""
-        reason = "recycled past its memory cap" if worker.process.returncode == 0 else "died"
+        reason = RECYCLED if worker.retiring or worker.process.returncode == 0 else "died"
         self._replace(worker, reason)
 
     async def _start_one(self) -> None:

@@ -82,8 +82,11 @@ def _serve(frames_in: BinaryIO, frames_out: BinaryIO, memory_cap_bytes: int) -> 
         except JobCancelled:
             _Current.job = -1
             result = None
+        retiring = _resident_bytes(statm) > memory_cap_bytes
+        if retiring:  # told first, so that the parent gives this process no further job
+            write_frame(frames_out, ("retiring", job_id))
         write_frame(frames_out, ("done", job_id, result, (time.monotonic() - started) * 1000))
-        if _resident_bytes(statm) > memory_cap_bytes:
+        if retiring:
             return  # the parent sees us exit and starts a fresh process
 
 

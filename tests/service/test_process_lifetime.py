@@ -19,6 +19,9 @@ from urllib.parse import urlparse
 import httpx
 
 from cli.child_service import ServiceProcess, running_service
+from models import ConsumerSolution
+from service.pool import EXITED_REASON
+from tests.conftest import assert_valid
 from tests.processes import MARK, marked, new_mark, this_process, wait_until_none_marked
 from tests.service.conftest import claimed_problem
 
@@ -140,3 +143,35 @@ def test_demo_leaves_no_process_behind() -> None:
     assert "stickyd serve is answering" in done.stdout
     left = wait_until_none_marked(mark, 1.0, exclude=this_process())
     assert left == {}, left
+
+
+def test_a_solver_process_killed_mid_job_has_its_request_answered_by_the_fallback(
+    one_worker_service: ServiceProcess,
+) -> None:
+    """Whatever kills a solver process during a solve (a crash, the OOM killer, an operator), its
+    request is not a 5xx: the fallback pool answers it (valid, its reason in `warnings`)
+    and the warm spare takes the dead process's place."""
+    service = one_worker_service
+    problem = _busy_problem(20_000)
+    answers: list[httpx.Response] = []
+    body = json.dumps(problem).encode()
+    headers = {"content-type": "application/json"}
+    client = threading.Thread(
+        target=lambda: answers.append(
+            httpx.post(f"{service.url}/v1/assign/consumer", content=body, headers=headers, timeout=120)
+        )
+    )
+    client.start()
+    until = time.monotonic() + 30
+    while httpx.get(f"{service.url}/v1/health", timeout=10).json()["workers_idle"] != 0:
+        assert time.monotonic() < until, "the solver process never took the job"
+        time.sleep(0.01)
+    (worker,) = httpx.get(f"{service.url}/v1/health", timeout=10).json()["worker_pids"]
+    os.kill(worker, signal.SIGKILL)
+    client.join(120)
+    (response,) = answers
+    assert response.status_code == 200, response.text
+    solution = ConsumerSolution.model_validate(response.json())
+    assert solution.stats.fallback and EXITED_REASON in solution.stats.warnings, solution.stats.warnings
+    assert_valid(problem, solution)
+    assert httpx.get(f"{service.url}/v1/health", timeout=10).json()["restarts"] == 1

@@ -75,6 +75,41 @@ def test_without_patience_a_job_past_its_guard_is_stopped_for_the_fallback() -> 
     assert (timing.started, timing.overrun) == (True, True)
 
 
+def test_a_process_past_its_memory_cap_takes_no_further_job() -> None:
+    """A pool whose memory cap every process is over after any job (1 byte): each process says so
+    before its answer and exits; the jobs sent right behind it go to the warm spare or a new
+    process, never to the exiting one (which would be a ProcessLookupError: a 503), and each
+    replacement is counted as recycled."""
+
+    async def run() -> tuple[list[int], list[str]]:
+        pool = SolverPool(1, 1)
+        reasons: list[str] = []
+        pool.on_restart = reasons.append
+        await pool.start()
+        try:
+            statuses = []
+            for _ in range(3):
+                now = time.monotonic()
+                result = await pool.run(
+                    "consumer",
+                    json.dumps({**SMALL, "options": {"time_limit_ms": 5000}}).encode(),
+                    LIMITS,
+                    arrived=now,
+                    guard=now + 60,
+                    guard_after_deadline_s=55,
+                    timing=Timing(),
+                )
+                assert result is not None
+                statuses.append(result.status)
+            return statuses, reasons
+        finally:
+            await pool.close()
+
+    statuses, reasons = asyncio.run(run())
+    assert statuses == [200, 200, 200]
+    assert len(reasons) >= 2 and set(reasons) == {"recycled past its memory cap"}, reasons
+
+
 def _post(url: str, problem: dict[str, Any] | bytes) -> httpx.Response:
     body = problem if isinstance(problem, bytes) else json.dumps(problem).encode()
     headers = {"content-type": "application/json"}
