@@ -85,7 +85,7 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
     topics = {t: problem.topics[t] for t in subscribed}
 
     member_ids = tuple(m.id for m in members)
-    claims = resolve_claims(members, member_ids, subscriptions, problem.topics, subscribed, _claims_by_id(problem))
+    claims = resolve_claims(members, member_ids, subscriptions, problem.topics, subscribed, claims_by_id(problem))
     owner, conflicted, reported = claims.owner, claims.conflicted, claims.reported
     warnings.extend(claims.warnings)
 
@@ -116,7 +116,7 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
     )
 
 
-def _claims_by_id(problem: ConsumerProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def claims_by_id(problem: ConsumerProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The claim columns made while validating, members renumbered in id order."""
     columns = problem.owned_columns
     if columns is None:

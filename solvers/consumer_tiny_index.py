@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from models.consumer import ConsumerProblem
 from models.consumer_claims import resolve_claims
+from models.consumer_index import claims_by_id
 
 
 @dataclass(frozen=True)
@@ -50,7 +49,7 @@ def tiny_index(problem: ConsumerProblem) -> TinyIndex:
         for t in subs:
             readers[t].append(m)
     if claims_any(problem):
-        resolution = resolve_claims(members, member_ids, subscriptions, problem.topics, names, _claim_columns(problem))
+        resolution = resolve_claims(members, member_ids, subscriptions, problem.topics, names, claims_by_id(problem))
         claims = {t: resolution.owner[t].tolist() for t in names}
         warnings.extend(resolution.warnings)
     else:
@@ -73,15 +72,3 @@ def claims_any(problem: ConsumerProblem) -> bool:
     an `owned` map kept as bytes is not decoded to look)."""
     columns = problem.owned_columns
     return len(columns.member) > 0 if columns is not None else any(m.owned for m in problem.members)
-
-
-def _claim_columns(problem: ConsumerProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """The claim columns made while validating, members renumbered in id order (as
-    models.consumer_index does)."""
-    columns = problem.owned_columns
-    if columns is None:
-        return None
-    order = sorted(range(len(problem.members)), key=lambda i: problem.members[i].id)
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order), dtype=np.int64)
-    return rank[columns.member], columns.topic, columns.partition
