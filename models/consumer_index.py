@@ -202,3 +202,18 @@ def _reading_pairs(subscriptions: tuple[frozenset[str], ...], row: dict[str, int
     out_first = np.cumsum(per_member) - per_member
     at = np.arange(int(per_member.sum()), dtype=np.int64) + np.repeat(first[which] - out_first, per_member)
     return flat[at], np.repeat(np.arange(len(subscriptions), dtype=np.int64), per_member)
+
+
+def eligible_masks(index: ConsumerIndex) -> list[np.ndarray]:
+    """Per topic group, which members may own its units (a bool mask over the members and the
+    no-owner slot); groups read by the same members share one mask (their `eligible` tuple is
+    one object)."""
+    shared: dict[int, np.ndarray] = {}
+    masks: list[np.ndarray] = []
+    for group in index.groups:
+        mask = shared.get(id(group.eligible))
+        if mask is None:
+            mask = shared[id(group.eligible)] = np.zeros(index.member_count + 1, dtype=bool)
+            mask[list(group.eligible)] = True
+        masks.append(mask)
+    return masks

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from models.consumer import ConsumerProblem, ConsumerSolution, TopicPartitions
-from models.consumer_index import ConsumerIndex, index_consumer_problem
+from models.consumer_index import ConsumerIndex, eligible_masks, index_consumer_problem
 
 
 def validate_consumer_solution(
@@ -157,15 +157,10 @@ def unit_violations(index: ConsumerIndex, owners: list[np.ndarray]) -> list[str]
     out: list[str] = []
     if len(owners) != len(index.groups):
         return [f"{len(owners)} owner arrays for {len(index.groups)} topic groups"]
-    masks: dict[int, np.ndarray] = {}  # groups read by the same members share one tuple (by id)
-    for group, owner in zip(index.groups, owners, strict=True):
+    for group, owner, eligible in zip(index.groups, owners, eligible_masks(index), strict=True):
         if len(owner) != group.units:
             out.append(f"{group.name}: {len(owner)} owners for {group.units} units")
             continue
-        eligible = masks.get(id(group.eligible))
-        if eligible is None:
-            eligible = masks[id(group.eligible)] = np.zeros(index.member_count + 1, dtype=bool)
-            eligible[list(group.eligible)] = True
         wrong = np.flatnonzero(~eligible[owner]) if group.eligible else np.zeros(0, np.int64)
         if len(wrong):
             out.append(f"{group.name}: units {wrong[:5].tolist()} given to no member or one that cannot read them")

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.consumer_index import ConsumerIndex
+from models.consumer_index import ConsumerIndex, eligible_masks
 
 
 def solve_quick(index: ConsumerIndex) -> list[np.ndarray]:
     n = index.member_count
     groups = index.groups
-    masks: dict[int, np.ndarray] = {}  # groups read by the same members share one tuple (by id)
-    owners = [_eligible_claimant(index, g, masks) for g in range(len(groups))]
+    owners = [_eligible_claimant(index, g, mask) for g, mask in enumerate(eligible_masks(index))]
     weights = [g.weight for g in groups]
     load = _cap_claims(owners, weights, n, sum(g.units * g.weight for g in groups))
     # classes: units whose eligible members are the same set, fewest eligible members first
@@ -45,13 +44,9 @@ def solve_quick(index: ConsumerIndex) -> list[np.ndarray]:
     return owners
 
 
-def _eligible_claimant(index: ConsumerIndex, g: int, masks: dict[int, np.ndarray]) -> np.ndarray:
-    """Per unit: the first claimant (over the group's topics) that may take it, else -1."""
+def _eligible_claimant(index: ConsumerIndex, g: int, eligible: np.ndarray) -> np.ndarray:
+    """Per unit: the first claimant (over the group's topics) that `eligible` lets take it, else -1."""
     group = index.groups[g]
-    eligible = masks.get(id(group.eligible))
-    if eligible is None:
-        eligible = masks[id(group.eligible)] = np.zeros(index.member_count + 1, dtype=bool)
-        eligible[list(group.eligible)] = True
     claims = np.where(eligible[group.claims], group.claims, -1)
     owner = claims[0].copy() if len(claims) else np.full(group.units, -1, dtype=np.int64)
     for row in claims[1:]:
