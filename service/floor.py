@@ -30,14 +30,6 @@ floor of the benchmarks' largest classes (Kafka-like claims; Streams with one st
 body sizes."""
 
 
-def body_floor_ms(body_bytes: int, scale: float = 1.0) -> int:
-    """The part of the floor the web process can tell from the body's size alone (it bounds the
-    wait for a solver process before the body is parsed). `scale`: STICKYD_FLOOR_SCALE."""
-    if body_bytes <= FREE_BYTES:
-        return 0
-    return round(scale * MS_PER_MB * body_bytes / 1e6)
-
-
 def floor_ms(kind: Kind, units: int, body_bytes: int, scale: float = 1.0) -> int:
     """The floor of a request of `units` partitions or tasks sent as `body_bytes` bytes, times
     `scale` (STICKYD_FLOOR_SCALE: 0 turns the floor off, more than 1 suits a slower machine)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from service.floor import FREE_BYTES, FREE_UNITS, body_floor_ms, floor_ms
+from service.floor import FREE_BYTES, FREE_UNITS, answer_cost_ms, floor_ms
 from service.jobs import Limits, run_job
 
 LIMITS = Limits(max_partitions=2_000_000, max_members=20_000, default_time_limit_ms=2000, max_time_limit_ms=30_000)
@@ -29,7 +29,9 @@ def test_the_floor_is_zero_up_to_ten_thousand_units_and_grows_beyond() -> None:
         assert 0 < small < large
         assert floor_ms(kind, 1_000_000, 10_000_000, scale=0) == 0
         assert floor_ms(kind, 1_000_000, 10_000_000, scale=2) >= 2 * large - 1
-    assert body_floor_ms(FREE_BYTES) == 0 < body_floor_ms(16_000_000) <= floor_ms("consumer", 10, 16_000_000)
+    # the web process's estimate from the body's size alone: grows with it, off with the floor
+    assert 0 < answer_cost_ms("consumer", 1_000_000) < answer_cost_ms("consumer", 16_000_000)
+    assert answer_cost_ms("consumer", 16_000_000, scale=0) == 0
 
 
 def test_a_limit_below_the_floor_is_raised_and_said_in_warnings() -> None:
