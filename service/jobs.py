@@ -105,8 +105,11 @@ def _run_job(
     on_deadline: Callable[[float], None] | None,
 ) -> JobResult:
     # a large consumer body in the common shape: decoded with its claims as columns (models/consumer_wire.py)
-    large = isinstance(body, bytes) and len(body) >= COLUMN_DECODE_MIN_BYTES
-    wire = decode_consumer(body) if kind == "consumer" and isinstance(body, bytes) and large else None
+    wire = (
+        decode_consumer(body)
+        if kind == "consumer" and isinstance(body, bytes) and len(body) >= COLUMN_DECODE_MIN_BYTES
+        else None
+    )
     try:
         data = body if isinstance(body, dict) else wire.data if wire is not None else load_object_fast(body)
     except ProblemError as problem:

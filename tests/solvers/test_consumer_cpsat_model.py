@@ -24,6 +24,7 @@ from solvers.consumer_cpsat import moves_of, solve_cpsat
 from solvers.consumer_cpsat_model import ConsumerCpModel
 from tests.conftest import assert_valid
 from tests.solvers.reference_consumer import reference_objective
+from tests.solvers.test_consumer_mixed_joins import left_right_join
 
 FLEET_JOINS = Path(__file__).with_name("fleet_mixed_joins.json")
 
@@ -49,14 +50,7 @@ def crowded_joins(draw: st.DrawFn) -> dict[str, Any]:
     for topic, count in topics.items():
         for p in range(count):
             owned.setdefault(draw(st.sampled_from(owners)), {}).setdefault(topic, []).append(p)
-    for member in members:
-        member["owned"] = owned.get(member["id"], {})
-    problem: dict[str, Any] = {"topics": topics, "members": members, "copartitioned": [["left", "right"]]}
-    if draw(st.booleans()):
-        problem["partition_racks"] = {
-            t: [[draw(st.sampled_from(["r1", "r2"]))] for _ in range(n)] for t, n in topics.items()
-        }
-    return problem
+    return left_right_join(draw, topics, members, owned)
 
 
 def _rack_misses(problem: dict[str, Any], assignment: dict[str, dict[str, list[int]]]) -> int:

@@ -88,6 +88,21 @@ def test_mixed_weight_groups_are_proven_and_equal_the_reference(problem: dict[st
     assert solution.stats.moves == want["moves"]
 
 
+def left_right_join(
+    draw: st.DrawFn, topics: dict[str, int], members: list[dict[str, Any]], owned: dict[str, dict[str, list[int]]]
+) -> dict[str, Any]:
+    """The request of a group where `left` and `right` are co-partitioned: each member's claims
+    from `owned`, and replicas on racks now and then."""
+    for member in members:
+        member["owned"] = owned.get(member["id"], {})
+    problem: dict[str, Any] = {"topics": topics, "members": members, "copartitioned": [["left", "right"]]}
+    if draw(st.booleans()):
+        problem["partition_racks"] = {
+            t: [[draw(st.sampled_from(["r1", "r2"]))] for _ in range(n)] for t, n in topics.items()
+        }
+    return problem
+
+
 @st.composite
 def joins_with_a_member_per_unit(draw: st.DrawFn) -> dict[str, Any]:
     """Mixed weights with at least as many members as units (the usual stream-join group): a
@@ -106,14 +121,7 @@ def joins_with_a_member_per_unit(draw: st.DrawFn) -> dict[str, Any]:
     for topic, partitions in topics.items():
         for p in range(partitions):
             owned.setdefault(owners[(p + draw(st.integers(0, 1))) % len(owners)], {}).setdefault(topic, []).append(p)
-    for member in members:
-        member["owned"] = owned.get(member["id"], {})
-    problem: dict[str, Any] = {"topics": topics, "members": members, "copartitioned": [["left", "right"]]}
-    if draw(st.booleans()):
-        problem["partition_racks"] = {
-            t: [[draw(st.sampled_from(["r1", "r2"]))] for _ in range(n)] for t, n in topics.items()
-        }
-    return problem
+    return left_right_join(draw, topics, members, owned)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
