@@ -10,6 +10,7 @@ import fcntl
 import json
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,7 +26,11 @@ LIMITS = Limits(max_partitions=2_000_000, max_members=20_000, default_time_limit
 F_GETPIPE_SZ = 1032
 BIG = claimed_problem(300, 340, 30_000)
 """300,000 partitions: a body of about 1.2 MB and an answer of about 1.2 MB, both over SHARED_MIN_BYTES."""
-SMALL: dict[str, Any] = {"topics": {"t": 4}, "members": [{"id": "a", "topics": ["t"]}], "options": {"time_limit_ms": 500}}
+SMALL: dict[str, Any] = {
+    "topics": {"t": 4},
+    "members": [{"id": "a", "topics": ["t"]}],
+    "options": {"time_limit_ms": 500},
+}
 
 
 def _run(pool: SolverPool, body: bytes) -> asyncio.Task[JobResult | None]:
@@ -99,7 +104,7 @@ def test_pipes_are_widened_to_hold_a_megabyte_frame() -> None:
     read_end, write_end = os.pipe()
     try:
         widen_pipes(read_end, write_end)
-        wanted = min(1 << 20, int(open("/proc/sys/fs/pipe-max-size").read()))
+        wanted = min(1 << 20, int(Path("/proc/sys/fs/pipe-max-size").read_text()))
         assert fcntl.fcntl(write_end, F_GETPIPE_SZ) >= wanted
     finally:
         os.close(read_end)
