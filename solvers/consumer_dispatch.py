@@ -19,6 +19,7 @@ from solvers.consumer_baselines import solve_range, solve_roundrobin
 from solvers.consumer_classes import build_classes
 from solvers.consumer_cpsat import solve_cpsat
 from solvers.consumer_equal import solve_equal
+from solvers.consumer_estimate import network_arcs, optimal_flow_s
 from solvers.consumer_flow import solve_min_cost_flow
 from solvers.consumer_one_each import one_unit_each
 from solvers.consumer_quick import solve_quick
@@ -134,6 +135,9 @@ def _optimal_or_fallback(
             return solve_equal(index), Outcome("optimal", "direct-equal", True, False)
         if time.monotonic() >= deadline:  # reading the request took the optimal solver's share
             raise SolveTimeout("no time left for it within the time limit")
+        late = _late_estimate(index, deadline)
+        if late is not None:  # the flow cannot be stopped half way: not started when it would be late
+            return _fallback(index, budget, late, "optimal")
         classes = build_classes(index)
         weights = _uniform_unit_weights(index)
         if weights is not None:
@@ -157,6 +161,20 @@ def _optimal_or_fallback(
         log.exception("optimal solver crashed")
         why = f"the optimal solver failed ({type(error).__name__})"
     return _fallback(index, budget, why, "optimal")
+
+
+def _late_estimate(index: ConsumerIndex, deadline: float) -> str | None:
+    """Why the optimal solver is not started, when its network's estimated cost
+    (solvers/consumer_estimate.py) does not fit before `deadline`; None when it fits."""
+    arcs = network_arcs(index)
+    expected_s = optimal_flow_s(arcs)
+    left_s = deadline - time.monotonic()
+    if expected_s <= left_s:
+        return None
+    return (
+        f"the optimal solver was not started: its network ({arcs:,} arcs) is estimated at "
+        f"{expected_s * 1000:.0f} ms, {max(0.0, left_s) * 1000:.0f} ms left of its share of the time limit"
+    )
 
 
 def _uniform_unit_weights(index: ConsumerIndex) -> dict[int, int] | None:
