@@ -388,7 +388,7 @@ class SolverPool:
             writing.exception()  # retrieved: the caller is gone, nobody else would
         worker.release_area()
         if worker.alive:
-            self._idle.put_nowait(worker)
+            self._idle.put(worker)
         else:
             self._replace(worker, RECYCLED if worker.retiring else "died")
 
