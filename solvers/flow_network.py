@@ -15,6 +15,12 @@ from solvers.errors import SolverFailure
 _MAX_COST = 2**62
 
 
+def costs_fit(max_cost: int, nodes: int) -> bool:
+    """Whether OR-Tools' 64-bit min-cost flow can take arc costs up to `max_cost` on `nodes` nodes
+    (its cost scaling multiplies costs by about the node count)."""
+    return max_cost * (nodes + 1) < _MAX_COST
+
+
 class FlowNetwork:
     def __init__(self) -> None:
         self.nodes = 0
@@ -88,7 +94,7 @@ class FlowNetwork:
         heads = np.concatenate(self._heads) if self._heads else np.zeros(0, np.int64)
         caps = np.concatenate(self._caps) if self._caps else np.zeros(0, np.int64)
         costs = np.concatenate(self._costs) if self._costs else np.zeros(0, np.int64)
-        if len(costs) and int(np.abs(costs).max()) * (self.nodes + 1) >= _MAX_COST:
+        if len(costs) and not costs_fit(int(np.abs(costs).max()), self.nodes):
             raise SolverFailure("objective weights overflow 64-bit flow costs")
         smcf = min_cost_flow.SimpleMinCostFlow()
         arcs = smcf.add_arcs_with_capacity_and_unit_cost(tails.astype(np.int32), heads.astype(np.int32), caps, costs)

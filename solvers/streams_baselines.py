@@ -81,6 +81,7 @@ def solve_sticky(index: StreamsIndex, budget: TimeBudget | None = None) -> Strea
         range(index.task_count),
         key=lambda t: ((int(index.task_sub[t]) + int(index.prev_active[t])) % n_subs, int(index.task_partition[t])),
     )
+    budget.check(HEURISTIC)
     for i, t in enumerate(rotated):
         if i % CHECK_EVERY == 0:
             budget.check(HEURISTIC)

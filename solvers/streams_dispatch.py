@@ -17,18 +17,18 @@ from solvers.errors import SolverFailure, SolveTimeout
 from solvers.streams_baselines import solve_greedy, solve_sticky
 from solvers.streams_bound import StreamsBound, streams_bounds
 from solvers.streams_cpsat_bound import cpsat_certify
-from solvers.streams_flow import StreamsTarget, solve_streams_flows
+from solvers.streams_flow import StreamsTarget, active_costs_overflow, solve_streams_flows
 from solvers.streams_lp_bound import lp_proves
 from solvers.streams_quick import solve_quick_streams
 from solvers.streams_result import StreamsOutcome, balance_excess, build_streams_solution, standby_moves
+from solvers.streams_stages import answer_s, flows_s, skipped, sticky_s
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TIME_LIMIT_MS = 10_000
 OPTIMAL_SHARE = 0.8
-ANSWER_S_PER_TASK = 3e-6
-"""time kept, per task, to build the answer after the sticky heuristic (and for the quick fill)."""
-ANSWER_S_FIXED = 0.01
+OPTIMAL_SHARE_LEFT = "its share of the time limit"
+TIME_LEFT = "the time limit (less the answer's time)"
 
 
 def solve_streams(
@@ -67,18 +67,26 @@ def _fallback(
     index: StreamsIndex, budget: TimeBudget, strategy: str, said: tuple[str, ...]
 ) -> tuple[StreamsTarget, StreamsOutcome]:
     """The sticky heuristic when it finishes in time (keeping time to build the answer), else
-    the quick valid fill (solvers/streams_quick.py)."""
-    reserve_s = ANSWER_S_FIXED + ANSWER_S_PER_TASK * index.task_count
-    try:
-        target = solve_sticky(index, TimeBudget(budget.deadline - reserve_s))
-        return target, StreamsOutcome(strategy, "sticky", False, True, said)
-    except SolveTimeout:
-        late = "the sticky heuristic ran out of the time limit: quick valid fill"
+    the quick valid fill (solvers/streams_quick.py): not started at all when its estimate
+    (solvers/streams_stages.py) does not fit in what is left."""
+    heuristic = TimeBudget(budget.deadline - answer_s(index))
+    estimate, left = sticky_s(index), heuristic.left_s()
+    if estimate > left:
+        late = f"{skipped('the sticky heuristic', estimate, left, index, TIME_LEFT)}: quick valid fill"
+    else:
+        try:
+            target = solve_sticky(index, heuristic)
+            return target, StreamsOutcome(strategy, "sticky", False, True, said)
+        except SolveTimeout:
+            late = "the sticky heuristic ran out of the time limit: quick valid fill"
     return solve_quick_streams(index), StreamsOutcome(strategy, "quick-fill", False, True, (*said, late))
 
 
 def _optimal_or_fallback(index: StreamsIndex, whole: TimeBudget) -> tuple[StreamsTarget, StreamsOutcome]:
     budget = whole.share(OPTIMAL_SHARE)
+    not_started = _why_not_optimal(index, budget)
+    if not_started is not None:
+        return _fallback(index, whole, "optimal", (f"fell back to the sticky heuristic: {not_started}",))
     try:
         budget.check("the streams active flow")
         target = solve_streams_flows(index, budget)
@@ -97,6 +105,18 @@ def _optimal_or_fallback(index: StreamsIndex, whole: TimeBudget) -> tuple[Stream
         solver = "min-cost-flow" if certified is target else "cp-sat"
         return certified, StreamsOutcome("optimal", solver, proven, False, warnings)
     return _fallback(index, whole, "optimal", (why,))
+
+
+def _why_not_optimal(index: StreamsIndex, budget: TimeBudget) -> str | None:
+    """Why the flows are not worth starting (None: start them): their costs cannot be
+    represented at this size, or their estimate does not fit in their share of what is left."""
+    if active_costs_overflow(index):
+        return (
+            f"the streams active flow skipped: its lexicographic costs overflow 64-bit flow costs at "
+            f"{index.task_count} tasks ({int(index.stateful.sum())} stateful)"
+        )
+    estimate, left = flows_s(index), budget.left_s()
+    return skipped("the streams active flow", estimate, left, index, OPTIMAL_SHARE_LEFT) if estimate > left else None
 
 
 def _certify(

@@ -26,7 +26,7 @@ from models.streams_index import StreamsIndex
 from solvers.budget import TimeBudget
 from solvers.consumer_classes import Pool, UnitClasses, materialize
 from solvers.errors import SolverFailure
-from solvers.flow_network import FlowNetwork
+from solvers.flow_network import FlowNetwork, costs_fit
 
 
 @dataclass(frozen=True)
@@ -124,6 +124,16 @@ class _ActiveWeights:
         # pressure units (at most one per stateful active, refunds at most one per promotion)
         move = (2 * stateful + 1) * pressure + pressure
         return cls(churn=1, not_caught_up=not_caught_up, pressure=pressure, move=move, overflow=(stateful + 1) * move)
+
+
+def active_costs_overflow(index: StreamsIndex) -> bool:
+    """Whether the active flow's lexicographic costs are certain to overflow 64-bit flow costs
+    (the weights grow with the cube of the tasks), told before any class or arc is built: its
+    costliest arc on the fewest nodes it can have (one class of tasks)."""
+    weights = _ActiveWeights.for_index(index)
+    costliest = weights.overflow + weights.pressure if index.replicas else 2 * weights.overflow
+    n, n_subs = index.client_count, len(index.subtopologies)
+    return not costs_fit(costliest, 1 + n_subs + n_subs * n + 2 * n + 1)
 
 
 def _active_class(index: StreamsIndex, t: int) -> _ActiveClass:

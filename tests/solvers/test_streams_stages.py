@@ -1,0 +1,80 @@
+"""The Streams dispatcher skips a stage that cannot finish in time: before the flows and before the
+sticky heuristic it compares the stage's estimate from the problem's size
+(solvers/streams_stages.py) with what is left, and a stage that does not fit is not started (the
+quick valid fill answers, inside the same call), saying so in `warnings`; flows whose costs cannot
+be represented at all are not started either."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bench.limit_cases import streams_problem
+from models.streams import StreamsProblem
+from models.streams_index import index_streams_problem
+from models.streams_validation import validate_streams_solution
+from service.jobs import fallback_cause
+from solvers import solve_streams
+from solvers.budget import TimeBudget
+from solvers.streams_flow import active_costs_overflow
+from solvers.streams_stages import answer_s, flows_s, sticky_s
+
+
+@pytest.fixture(scope="module")
+def wide() -> dict[str, Any]:
+    """20k tasks x 1,000 clients: the flows are estimated at about 2 s, the sticky heuristic at 0.3 s."""
+    return streams_problem(20_000, 1_000)
+
+
+def test_the_estimates_grow_with_the_tasks_and_the_clients(wide: dict[str, Any]) -> None:
+    small = index_streams_problem(StreamsProblem.model_validate(streams_problem(2_000, 20)))
+    large = index_streams_problem(StreamsProblem.model_validate(wide))
+    assert flows_s(large) > 1.0 > flows_s(small)
+    assert sticky_s(large) > sticky_s(small) > 0
+    assert answer_s(large) > answer_s(small) > 0
+
+
+def test_flows_and_heuristic_that_do_not_fit_are_skipped_for_the_quick_fill(wide: dict[str, Any]) -> None:
+    """With 150 ms left, neither the flows (~2 s) nor the heuristic (~0.3 s) start: the quick fill
+    answers, fallback true, each skip named with its estimate, and the metrics read it as the
+    time limit."""
+    solution = solve_streams(wide, budget=TimeBudget.of_ms(150))
+    stats = solution.stats
+    assert (stats.solver, stats.fallback, stats.optimal) == ("quick-fill", True, False)
+    assert stats.warnings[0].startswith("fell back to the sticky heuristic: the streams active flow skipped: estimated")
+    assert "20000 tasks x 1000 clients" in stats.warnings[0]
+    assert stats.warnings[1].startswith("the sticky heuristic skipped: estimated")
+    assert stats.warnings[1].endswith("quick valid fill")
+    assert fallback_cause(None, stats.warnings) == "solver-time-limit"
+    assert validate_streams_solution(StreamsProblem.model_validate(wide), solution) == []
+
+
+def test_the_heuristic_runs_where_it_fits_though_the_flows_do_not(wide: dict[str, Any]) -> None:
+    solution = solve_streams({**wide, "options": {"time_limit_ms": 1_500}})
+    stats = solution.stats
+    assert (stats.solver, stats.fallback) == ("sticky", True)
+    assert "the streams active flow skipped: estimated" in stats.warnings[0]
+    assert not any("sticky heuristic skipped" in w for w in stats.warnings)
+
+
+def test_flows_whose_costs_would_overflow_are_not_started() -> None:
+    """50k tasks x 1,000 clients: the active flow's lexicographic weights times its nodes pass
+    2^62 whatever the classes, so it is skipped before anything else is asked (even with time
+    left, it could only fail)."""
+    parsed = StreamsProblem.model_validate(streams_problem(50_000, 1_000))
+    assert active_costs_overflow(index_streams_problem(parsed))
+    assert not active_costs_overflow(
+        index_streams_problem(StreamsProblem.model_validate(streams_problem(20_000, 1_000)))
+    )
+    solution = solve_streams(parsed, budget=TimeBudget.of_ms(1))
+    assert solution.stats.warnings[0] == (
+        "fell back to the sticky heuristic: the streams active flow skipped: its lexicographic costs "
+        "overflow 64-bit flow costs at 50000 tasks (36000 stateful)"
+    )
+    assert solution.stats.fallback
+
+
+def test_a_problem_the_flows_fit_is_still_solved_optimally_with_a_generous_limit() -> None:
+    solution = solve_streams({**streams_problem(10_000, 100), "options": {"time_limit_ms": 10_000}})
+    assert (solution.stats.solver, solution.stats.optimal, solution.stats.fallback) == ("min-cost-flow", True, False)
