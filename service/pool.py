@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import io
 import itertools
 import logging
 import mmap
@@ -26,11 +27,12 @@ import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from service.frames import HEADER, decode_frame, encode_frame
 from service.jobs import JobResult, Kind, Limits, error
+from service.shared_area import SHARED_MIN_BYTES, Shared, create_area, empty_area, put, take
 from service.solver_process import CANCEL_SLOT
 
 log = logging.getLogger(__name__)
@@ -76,6 +78,8 @@ class Timing:
 class SolverProcess:
     process: asyncio.subprocess.Process
     cancel: mmap.mmap
+    area: io.FileIO
+    """the memory file large bodies and answers pass through (service/shared_area.py)."""
     waiting: dict[int, asyncio.Future[Answer]] = field(default_factory=dict)
     deadlines: dict[int, Callable[[float], None]] = field(default_factory=dict)
     reader: asyncio.Task[None] | None = None
@@ -83,6 +87,11 @@ class SolverProcess:
 
     retiring: bool = False
     """the process said it exits after its job (past its memory cap): no further job for it."""
+    area_used: bool = False
+    """its current job's body went through the memory file (emptied when the job is done)."""
+    writing: int = 0
+    """bodies being written into the memory file now (it is closed only once none is)."""
+    exited: bool = False
 
     @property
     def alive(self) -> bool:
@@ -99,12 +108,34 @@ class SolverProcess:
         if self.process.returncode is None:
             self.process.kill()
 
+    async def send_body(self, body: bytes) -> Shared:
+        """A large body into the memory file. Its write is a task of its own, never cancelled
+        half-way (a cancelled caller returns at once; the file is not reused or closed until the
+        write is over)."""
+        self.area_used = True
+        self.writing += 1
+        try:
+            return await put(self.area, body)
+        finally:
+            self.writing -= 1
+            if self.exited and not self.writing:
+                self.area.close()
+
+    def release_area(self) -> None:
+        """The job is over: empty the memory file (and close it once the process is gone)."""
+        if (self.area_used or self.exited) and not self.area.closed:
+            empty_area(self.area.fileno())
+        self.area_used = False
+        if self.exited and not self.writing and not self.area.closed:
+            self.area.close()
+
 
 async def start_solver_process(
     memory_cap_bytes: int, on_exit: Callable[[SolverProcess], None] = lambda _worker: None
 ) -> SolverProcess:
     cancel_fd = os.memfd_create("stickyd-cancel")
     os.ftruncate(cancel_fd, CANCEL_SLOT)
+    area = create_area()
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -112,12 +143,13 @@ async def start_solver_process(
         str(os.getpid()),
         str(cancel_fd),
         str(memory_cap_bytes),
+        str(area.fileno()),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
-        pass_fds=(cancel_fd,),
+        pass_fds=(cancel_fd, area.fileno()),
         preexec_fn=_die_with_parent,
     )
-    worker = SolverProcess(process, mmap.mmap(cancel_fd, CANCEL_SLOT), on_exit=on_exit)
+    worker = SolverProcess(process, mmap.mmap(cancel_fd, CANCEL_SLOT), area, on_exit=on_exit)
     os.close(cancel_fd)
     assert process.stdout is not None
     ready = await _read(process.stdout)
@@ -147,13 +179,22 @@ async def _read_answers(worker: SolverProcess) -> None:
                 if tell is not None:
                     tell(message[2])
             elif message[0] == "done":
+                result = message[2]
+                if isinstance(message[-1], Shared) and result is not None:  # a large answer
+                    result = replace(result, body=await take(worker.area, message[-1]))
+                worker.release_area()
                 future = worker.waiting.pop(message[1], None)
                 worker.deadlines.pop(message[1], None)
                 if future is not None and not future.done():
-                    future.set_result((message[2], message[3]))
+                    future.set_result((result, message[3]))
     except (asyncio.IncompleteReadError, ConnectionError):
         pass  # the process exited (killed, crashed, or recycled past its memory cap)
+    except (OSError, EOFError):
+        log.exception("reading a solver process's answer failed; the process is stopped")
+        worker.kill()
     finally:
+        worker.exited = True
+        worker.release_area()
         for future in worker.waiting.values():
             if not future.done():
                 future.set_exception(ProcessLookupError("the solver process exited"))
@@ -271,6 +312,18 @@ class SolverPool:
                 timing=timing,
             )
         timing.started = True
+        sent: bytes | dict[str, Any] | Shared = body
+        if isinstance(body, bytes) and len(body) >= SHARED_MIN_BYTES:
+            writing = asyncio.ensure_future(worker.send_body(body))
+            try:
+                sent = await asyncio.shield(writing)
+            except asyncio.CancelledError:  # the client went away: the process is free once written
+                writing.add_done_callback(lambda done: self._job_over(worker, done))
+                raise
+            except OSError:
+                log.exception("writing a body into a solver process's memory file failed")
+                self._job_over(worker)
+                raise ProcessLookupError("the solver process's memory file failed") from None
         job = next(self._ids)
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[Answer] = loop.create_future()
@@ -299,7 +352,7 @@ class SolverPool:
         worker.deadlines[job] = told
         assert worker.process.stdin is not None
         worker.process.stdin.write(
-            encode_frame(("job", job, kind, body, limits, arrived, fallback_reason, expected_deadline))
+            encode_frame(("job", job, kind, sent, limits, arrived, fallback_reason, expected_deadline))
         )
         try:
             await settled
@@ -331,6 +384,17 @@ class SolverPool:
             raise
         finally:
             self._running.pop(job, None)
+
+    def _job_over(self, worker: SolverProcess, writing: asyncio.Future[Shared] | None = None) -> None:
+        """A job that never reached its process (its body's write, if any, is over): the process
+        is free again."""
+        if writing is not None and not writing.cancelled():
+            writing.exception()  # retrieved: the caller is gone, nobody else would
+        worker.release_area()
+        if worker.alive:
+            self._idle.put_nowait(worker)
+        else:
+            self._replace(worker, RECYCLED if worker.retiring else "died")
 
     async def _stop(self, worker: SolverProcess, job: int, answer: asyncio.Future[Answer]) -> None:
         """Interrupt the job; kill and replace the process if it does not stop at once."""

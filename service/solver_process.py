@@ -16,11 +16,13 @@ import os
 import signal
 import sys
 import time
+from dataclasses import replace
 from types import FrameType
 from typing import BinaryIO
 
 from service.frames import read_frame, write_frame
-from service.jobs import JobCancelled, run_job, warm_up
+from service.jobs import JobCancelled, JobResult, run_job, warm_up
+from service.shared_area import SHARED_MIN_BYTES, Shared, read_area, widen_pipes, write_area
 
 WORKER_NICENESS = 5
 CANCEL_SLOT = 8
@@ -36,8 +38,10 @@ class _Current:
 
 def main() -> None:
     parent, cancel_fd, memory_cap_bytes = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    area_fd = int(sys.argv[4])
     if os.getppid() != parent:  # the parent died before PR_SET_PDEATHSIG was in force
         return
+    widen_pipes(0, 1)
     # frames go to the original stdout; anything a library prints goes to stderr instead
     frames_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
@@ -51,7 +55,7 @@ def main() -> None:
     # rescanning it (a full collection of it took tens of ms, a stall in some unlucky request)
     gc.freeze()
     write_frame(frames_out, ("ready", os.getpid()))
-    _serve(frames_in, frames_out, memory_cap_bytes)
+    _serve(frames_in, frames_out, memory_cap_bytes, area_fd)
     frames_out.flush()
     sys.stderr.flush()
     os._exit(0)  # at once: tearing down the solvers' modules takes a loaded machine half a second
@@ -62,7 +66,7 @@ def _interrupt(cancel: mmap.mmap, _frame: FrameType | None = None) -> None:
         raise JobCancelled(_Current.job)
 
 
-def _serve(frames_in: BinaryIO, frames_out: BinaryIO, memory_cap_bytes: int) -> None:
+def _serve(frames_in: BinaryIO, frames_out: BinaryIO, memory_cap_bytes: int, area_fd: int) -> None:
     statm = os.open("/proc/self/statm", os.O_RDONLY)
     while True:
         message = read_frame(frames_in)
@@ -70,6 +74,8 @@ def _serve(frames_in: BinaryIO, frames_out: BinaryIO, memory_cap_bytes: int) -> 
             return
         _, job_id, kind, body, limits, arrived, fallback_reason, expected_deadline = message
         started = time.monotonic()
+        if isinstance(body, Shared):  # a large body: in the memory file the parent shares
+            body = read_area(area_fd, body.length)
         try:
             _Current.job = job_id
 
@@ -82,12 +88,22 @@ def _serve(frames_in: BinaryIO, frames_out: BinaryIO, memory_cap_bytes: int) -> 
         except JobCancelled:
             _Current.job = -1
             result = None
+        del body
         retiring = _resident_bytes(statm) > memory_cap_bytes
         if retiring:  # told first, so that the parent gives this process no further job
             write_frame(frames_out, ("retiring", job_id))
-        write_frame(frames_out, ("done", job_id, result, (time.monotonic() - started) * 1000))
+        result, answer = _answer_in_area(result, area_fd)
+        write_frame(frames_out, ("done", job_id, result, (time.monotonic() - started) * 1000, answer))
         if retiring:
             return  # the parent sees us exit and starts a fresh process
+
+
+def _answer_in_area(result: JobResult | None, area_fd: int) -> tuple[JobResult | None, Shared | None]:
+    """A large answer's bytes go into the memory file (the request's bytes there are read by
+    now); the frame carries the rest of the result and the marker."""
+    if result is None or len(result.body) < SHARED_MIN_BYTES:
+        return result, None
+    return replace(result, body=b""), write_area(area_fd, result.body)
 
 
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
