@@ -85,6 +85,8 @@ class SolverProcess:
     deadlines: dict[int, Callable[[float], None]] = field(default_factory=dict)
     reader: asyncio.Task[None] | None = None
     on_exit: Callable[[SolverProcess], None] = lambda _worker: None
+    on_free: Callable[[SolverProcess], None] = lambda _worker: None
+    """told as soon as the process has answered a job and can take the next one."""
 
     retiring: bool = False
     """the process said it exits after its job (past its memory cap): no further job for it."""
@@ -93,11 +95,16 @@ class SolverProcess:
     writing: int = 0
     """bodies being written into the memory file now (it is closed only once none is)."""
     exited: bool = False
+    killed: bool = False
 
     @property
     def alive(self) -> bool:
         return (
-            not self.retiring and self.process.returncode is None and self.reader is not None and not self.reader.done()
+            not self.retiring
+            and not self.killed
+            and self.process.returncode is None
+            and self.reader is not None
+            and not self.reader.done()
         )
 
     def interrupt(self, job: int) -> None:
@@ -106,6 +113,7 @@ class SolverProcess:
             self.process.send_signal(signal.SIGUSR1)
 
     def kill(self) -> None:
+        self.killed = True
         if self.process.returncode is None:
             self.process.kill()
 
@@ -132,7 +140,9 @@ class SolverProcess:
 
 
 async def start_solver_process(
-    memory_cap_bytes: int, on_exit: Callable[[SolverProcess], None] = lambda _worker: None
+    memory_cap_bytes: int,
+    on_exit: Callable[[SolverProcess], None] = lambda _worker: None,
+    on_free: Callable[[SolverProcess], None] = lambda _worker: None,
 ) -> SolverProcess:
     cancel_fd = os.memfd_create("stickyd-cancel")
     os.ftruncate(cancel_fd, CANCEL_SLOT)
@@ -150,7 +160,7 @@ async def start_solver_process(
         pass_fds=(cancel_fd, area.fileno()),
         preexec_fn=_die_with_parent,
     )
-    worker = SolverProcess(process, mmap.mmap(cancel_fd, CANCEL_SLOT), area, on_exit=on_exit)
+    worker = SolverProcess(process, mmap.mmap(cancel_fd, CANCEL_SLOT), area, on_exit=on_exit, on_free=on_free)
     os.close(cancel_fd)
     assert process.stdout is not None
     ready = await _read(process.stdout)
@@ -188,6 +198,8 @@ async def _read_answers(worker: SolverProcess) -> None:
                 worker.deadlines.pop(message[1], None)
                 if future is not None and not future.done():
                     future.set_result((result, message[3]))
+                if worker.alive:  # free now: the next request in line gets it from here, not a task later
+                    worker.on_free(worker)
     except (asyncio.IncompleteReadError, ConnectionError):
         pass  # the process exited (killed, crashed, or recycled past its memory cap)
     except (OSError, EOFError):
@@ -363,8 +375,7 @@ class SolverPool:
                         await asyncio.wait_for(asyncio.shield(answer), timeout=HAND_OFF_POLL_S)
             if answer.done():
                 timer[0].cancel()
-                result, _ms = answer.result()
-                self._idle.put(worker)
+                result, _ms = answer.result()  # its process is free again already (_freed)
                 return result
             timing.overrun = True  # past the guard and the patience
             await self._stop(worker, job, answer)
@@ -393,15 +404,18 @@ class SolverPool:
             self._replace(worker, RECYCLED if worker.retiring else "died")
 
     async def _stop(self, worker: SolverProcess, job: int, answer: asyncio.Future[Answer]) -> None:
-        """Interrupt the job; kill and replace the process if it does not stop at once."""
-        worker.interrupt(job)
-        try:
-            await asyncio.wait_for(asyncio.shield(answer), timeout=INTERRUPT_WAIT_S)
-        except (TimeoutError, ProcessLookupError):
-            worker.kill()
-            self._replace(worker, "killed: its job did not stop when interrupted")
+        """Interrupt the job; kill and replace the process if it does not stop at once. A job
+        that answered meanwhile is over: its process is free again already (_freed) and may be
+        on the next request's job, which must not be touched."""
+        if answer.done():
             return
-        self._idle.put(worker)
+        worker.interrupt(job)
+        with contextlib.suppress(TimeoutError, ProcessLookupError):
+            await asyncio.wait_for(asyncio.shield(answer), timeout=INTERRUPT_WAIT_S)
+        if answer.done() and not answer.cancelled() and answer.exception() is None:
+            return
+        worker.kill()
+        self._replace(worker, "killed: its job did not stop when interrupted")
 
     def _replace(self, worker: SolverProcess, reason: str) -> None:
         """Forget `worker` (killing it); the warm spare takes its place at once, and a new process
@@ -442,7 +456,12 @@ class SolverPool:
         task.add_done_callback(self._starting.discard)
 
     def _spawn(self) -> Awaitable[SolverProcess]:
-        return start_solver_process(self.memory_cap_bytes, on_exit=self._exited)
+        return start_solver_process(self.memory_cap_bytes, on_exit=self._exited, on_free=self._freed)
+
+    def _freed(self, worker: SolverProcess) -> None:
+        """A working process answered its job: the longest-waiting request gets it at once."""
+        if worker in self._all:
+            self._idle.put(worker)
 
     def _exited(self, worker: SolverProcess) -> None:
         """A process exited on its own (crashed, or recycled past its memory cap), or was killed."""
