@@ -165,9 +165,10 @@ def _distinct(
     span = int(partition.max()) + 1
     if members * (topics + 1) * span < 2**62:
         packed = (member * (topics + 1) + topic + 1) * span + partition
-        if not (packed[1:] > packed[:-1]).all():  # as Kafka's clients list them: sorted already
-            packed = np.sort(packed, kind="stable")
-            packed = packed[np.append(True, packed[1:] != packed[:-1])]
+        if (packed[1:] > packed[:-1]).all():  # as Kafka's clients list them: sorted and distinct already
+            return member, topic, partition
+        packed = np.sort(packed, kind="stable")
+        packed = packed[np.append(True, packed[1:] != packed[:-1])]
         row, partition = np.divmod(packed, span)
         member, topic = np.divmod(row, topics + 1)
         return member, topic - 1, partition

@@ -76,7 +76,8 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
     warnings: list[str] = []
     # members mostly share a subscription: each distinct list is looked at once
     keys = [tuple(m.topics) for m in members]
-    distinct = {key: frozenset(key).intersection(problem.topics) for key in dict.fromkeys(keys)}
+    existing = frozenset(problem.topics)  # set & set walks the smaller one: the subscription
+    distinct = {key: frozenset(key) & existing for key in dict.fromkeys(keys)}
     missing = sorted(set().union(*distinct) - problem.topics.keys())
     if missing:
         warnings.append(f"subscribed topics with no partitions yet, ignored: {', '.join(missing)}")

@@ -84,12 +84,14 @@ def owned_columns_from_json(
     topic_of_key = _topics_of_keys(text, keys, topic_position)
     if topic_of_key is None:
         return None
-    keys_per_raw = np.fromiter((raw.count(b'"') // 2 for raw in raws), dtype=np.int64, count=len(raws))
+    # every string is a key: a map's keys are the quotes inside its bytes, halved
+    raw_ends = np.cumsum(np.fromiter(map(len, raws), dtype=np.int64, count=len(raws)))
+    keys_per_raw = np.diff(np.searchsorted(quotes, raw_ends), prepend=0) // 2
     member_of_key = np.repeat(np.asarray(member_of_raw, dtype=np.int64), keys_per_raw)
     if _repeated_key(member_of_key, topic_of_key, text, keys):
         return None
     # the k-th list opens at the k-th `[`; a number belongs to the last list opened before it
-    list_of_number = np.searchsorted(np.flatnonzero(outside == OPEN_LIST), starts, side="right") - 1
+    list_of_number = np.cumsum(outside == OPEN_LIST, dtype=np.int64)[starts] - 1
     return OwnedColumns(member_of_key[list_of_number], topic_of_key[list_of_number], partition)
 
 

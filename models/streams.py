@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -29,6 +30,20 @@ def parse_task(name: str) -> tuple[str, int] | None:
     return (sub, partition) if partition <= INT32_MAX else None
 
 
+TASK_NAME_LINES = re.compile(r"(?:[^\n]+_(?:0|[1-9][0-9]{0,8})\n)*")
+"""task names, one per line, each with a partition of at most 9 digits (so within int32)."""
+
+
+def _all_task_names(names: Collection[str]) -> bool:
+    """True when every name is surely a task name (one regular expression over all of them); False
+    when one may not be: then `parse_task` decides name by name, and names the wrong one (a name
+    with a line break, or with a 10-digit partition, is always left to it)."""
+    if not names:
+        return True
+    lines = "\n".join(names) + "\n"
+    return lines.count("\n") == len(names) and TASK_NAME_LINES.fullmatch(lines) is not None
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
@@ -51,6 +66,8 @@ class StreamsClient(_Frozen):
 
     @model_validator(mode="after")
     def _task_names(self) -> StreamsClient:
+        if all(_all_task_names(names) for names in (self.active, self.standby, self.lags.keys())):
+            return self
         for field in ("active", "standby"):
             for i, name in enumerate(getattr(self, field)):
                 if parse_task(name) is None:

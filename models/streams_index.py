@@ -3,7 +3,10 @@ and the capacity-weighted balance bounds every solver and the validator share.""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
+from functools import cached_property
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -29,10 +32,15 @@ class StreamsIndex:
     """per task: bool."""
     prev_active: np.ndarray
     """per task: the client that ran it as active (-1: nobody, or claimed twice)."""
-    prev_standby: tuple[frozenset[int], ...]
-    """per task: clients that held a standby of it (not its previous active)."""
-    caught_up: tuple[frozenset[int], ...]
-    """per stateful task: clients whose lag is within acceptable_recovery_lag."""
+    standby_pairs: np.ndarray
+    """shape (k, 2), sorted: (task, client) for each client that held a standby of the task (not
+    its previous active), once."""
+    caught_up_pairs: np.ndarray
+    """shape (k, 2), sorted: (task, client) for each client whose lag on the task is within
+    acceptable_recovery_lag (the previous active owner counts as lag 0 unless its lags say
+    otherwise)."""
+    names: tuple[str, ...]
+    """per task: its name, as Kafka writes it (`<subtopology>_<partition>`)."""
     replicas: int
     """standbys per stateful task: num_standby_replicas, fewer when clients are too few."""
     racks: tuple[str | None, ...]
@@ -46,8 +54,33 @@ class StreamsIndex:
     def client_count(self) -> int:
         return len(self.clients)
 
+    @cached_property
+    def prev_standby(self) -> tuple[frozenset[int], ...]:
+        """per task: clients that held a standby of it (not its previous active); built on first use
+        (the quick fill and the answer use the pairs)."""
+        return _sets_per_task(self.standby_pairs, self.task_count, ())
+
+    @cached_property
+    def caught_up(self) -> tuple[frozenset[int], ...]:
+        """per task: clients whose lag is within acceptable_recovery_lag; built on first use."""
+        owner_alone = tuple(frozenset((j,)) for j in range(self.client_count))
+        return _sets_per_task(self.caught_up_pairs, self.task_count, owner_alone)
+
+    def is_caught_up(self, tasks: np.ndarray, clients: np.ndarray) -> np.ndarray:
+        """per (tasks[i], clients[i]): whether that client is caught up on that task."""
+        pairs = self.caught_up_pairs
+        return _contains(pairs[:, 0] * self.client_count + pairs[:, 1], tasks * self.client_count + clients)
+
+    def caught_up_clients(self, tasks: np.ndarray) -> list[list[int]]:
+        """per task in `tasks`: the clients caught up on it, in client order."""
+        pairs = self.caught_up_pairs
+        starts = np.searchsorted(pairs[:, 0], tasks, side="left").tolist()
+        ends = np.searchsorted(pairs[:, 0], tasks, side="right").tolist()
+        clients = pairs[:, 1].tolist()
+        return [clients[a:b] for a, b in zip(starts, ends, strict=True)]
+
     def task_name(self, t: int) -> str:
-        return f"{self.subtopologies[int(self.task_sub[t])]}_{int(self.task_partition[t])}"
+        return self.names[t]
 
     def shares(self, total: int) -> tuple[np.ndarray, np.ndarray]:
         """floor and ceil of each client's capacity-weighted share of `total`."""
@@ -57,11 +90,9 @@ class StreamsIndex:
 
     def previous_standby_counts(self) -> np.ndarray:
         """per client: previous standby replicas it holds (of stateful tasks, not beside their active)."""
-        counts = np.zeros(self.client_count, dtype=np.int64)
-        for t in np.flatnonzero(self.stateful).tolist():
-            for j in self.prev_standby[t]:
-                counts[j] += 1
-        return counts
+        pairs = self.standby_pairs
+        held = pairs[self.stateful[pairs[:, 0]], 1]
+        return np.bincount(held, minlength=self.client_count).astype(np.int64)
 
     def active_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         return self.shares(self.task_count)
@@ -72,6 +103,28 @@ class StreamsIndex:
     def subtopology_bounds(self, s: int) -> tuple[np.ndarray, np.ndarray]:
         return self.shares(int((self.task_sub == s).sum()))
 
+    def all_subtopology_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """floor and ceil of every client's share of every subtopology, shape (subtopologies, clients)."""
+        counts = np.bincount(self.task_sub, minlength=len(self.subtopologies)).astype(np.int64)
+        cap_total = int(self.capacity.sum())
+        exact = counts[:, None] * self.capacity[None, :]
+        return exact // cap_total, -((-exact) // cap_total)
+
+
+def _sets_per_task(pairs: np.ndarray, n_tasks: int, alone: tuple[frozenset[int], ...]) -> tuple[frozenset[int], ...]:
+    """per task, the clients paired with it (a set of one client shared from `alone` when given)."""
+    nobody: frozenset[int] = frozenset()
+    sets = [nobody] * n_tasks
+    if not len(pairs):
+        return tuple(sets)
+    tasks, clients = pairs[:, 0], pairs[:, 1]
+    starts = np.flatnonzero(np.r_[True, tasks[1:] != tasks[:-1]])
+    ends = np.r_[starts[1:], len(tasks)]
+    client_list = clients.tolist()
+    for t, a, b in zip(tasks[starts].tolist(), starts.tolist(), ends.tolist(), strict=True):
+        sets[t] = alone[client_list[a]] if alone and b == a + 1 else frozenset(client_list[a:b])
+    return tuple(sets)
+
 
 def index_streams_problem(problem: StreamsProblem) -> StreamsIndex:
     clients = sorted(problem.clients, key=lambda c: c.id)
@@ -80,61 +133,43 @@ def index_streams_problem(problem: StreamsProblem) -> StreamsIndex:
     task_sub = np.concatenate([np.full(s.partitions, i, dtype=np.int64) for i, s in enumerate(subs)] or none)
     task_partition = np.concatenate([np.arange(s.partitions, dtype=np.int64) for s in subs] or none)
     stateful = np.concatenate([np.full(s.partitions, s.stateful) for s in subs] or none).astype(bool)
+    n_tasks, n = len(task_sub), len(clients)
     # every task's name, as Kafka writes it: a claim is a dictionary look-up, not a parse (the
     # model has checked each name's shape; one not here names a task that no longer exists)
-    task_ids = {f"{s.id}_{p}": t for t, (s, p) in enumerate((s, p) for s in subs for p in range(s.partitions))}
-
+    digits = list(map(str, range(max((s.partitions for s in subs), default=0))))
+    names: list[str] = []
+    for sub in subs:
+        names += map(f"{sub.id}_".__add__, digits[: sub.partitions])
+    task_ids = dict(zip(names, range(n_tasks), strict=True))
     stale: set[str] = set()
-    get = task_ids.get
-    n_tasks = len(task_sub)
-    owner_of = [-1] * n_tasks
-    claimed_twice: set[int] = set()
-    standby: dict[int, set[int]] = {}
-    lags: dict[int, dict[int, int]] = {}
-    for j, client in enumerate(clients):
-        for name in client.active:
-            t = get(name)
-            if t is None:
-                stale.add(name)
-                continue
-            if owner_of[t] >= 0 and owner_of[t] != j:
-                claimed_twice.add(t)
-            owner_of[t] = j
-        for name in client.standby:
-            t = get(name)
-            if t is None:
-                stale.add(name)
-            else:
-                standby.setdefault(t, set()).add(j)
-        for name, lag in client.lags.items():
-            t = get(name)
-            if t is None:
-                stale.add(name)
-            else:
-                lags.setdefault(t, {})[j] = lag
-    for t in claimed_twice:
-        owner_of[t] = -1
-    prev_active = np.array(owner_of, dtype=np.int64)
+    active_t, active_j = _claims(task_ids, [c.active for c in clients], stale)
+    standby_t, standby_j = _claims(task_ids, [c.standby for c in clients], stale)
+    lag_t, lag_j = _claims(task_ids, [c.lags.keys() for c in clients], stale)
+    lag_value = _values([c.lags.values() for c in clients], [len(c.lags) for c in clients])[lag_t >= 0]
+    lag_t, lag_j = lag_t[lag_t >= 0], lag_j[lag_t >= 0]
 
-    acceptable = problem.config.acceptable_recovery_lag
-    # the previous active owner counts as lag 0 unless its lags say otherwise (sets shared where equal)
-    nobody: frozenset[int] = frozenset()
-    owner_alone = [frozenset((j,)) for j in range(len(clients))]
-    caught_up = [owner_alone[owner] if owner >= 0 else nobody for owner in owner_of]
-    for t, lag_of in lags.items():
-        owner = owner_of[t]
-        merged = {owner: 0, **lag_of} if owner >= 0 else lag_of
-        caught_up[t] = frozenset(j for j, value in merged.items() if value <= acceptable)
-    prev_standby = [nobody] * n_tasks
-    for t, held in standby.items():
-        held.discard(owner_of[t])
-        prev_standby[t] = frozenset(held)
+    # a task claimed active by two clients counts as owned by neither
+    claims = _unique(active_t[active_t >= 0] * n + active_j[active_t >= 0])
+    claimed_t = claims // n
+    twice = _unique(claimed_t[1:][claimed_t[1:] == claimed_t[:-1]])
+    prev_active = np.full(n_tasks, -1, dtype=np.int64)
+    prev_active[claimed_t] = claims % n
+    prev_active[twice] = -1
+
+    held = _unique(standby_t[standby_t >= 0] * n + standby_j[standby_t >= 0])
+    held = held[prev_active[held // n] != held % n]
+    # the previous active owner counts as lag 0 unless its lags say otherwise
+    lag_keys = lag_t * n + lag_j
+    owned = np.flatnonzero(prev_active >= 0)
+    owner_keys = owned * n + prev_active[owned]
+    within = lag_keys[lag_value <= problem.config.acceptable_recovery_lag]
+    caught = _unique(np.concatenate([within, owner_keys[~_contains(_unique(lag_keys), owner_keys)]]))
 
     warnings = []
     if stale:
         warnings.append(f"{len(stale)} claims on tasks that no longer exist ignored: {', '.join(sorted(stale)[:5])}")
-    if claimed_twice:
-        warnings.append(f"{len(claimed_twice)} tasks claimed active by two clients count as owned by neither")
+    if len(twice):
+        warnings.append(f"{len(twice)} tasks claimed active by two clients count as owned by neither")
     replicas = min(problem.config.num_standby_replicas, len(clients) - 1)
     if replicas < problem.config.num_standby_replicas and stateful.any():
         warnings.append(f"only {replicas} standby replicas per task: there are {len(clients)} clients")
@@ -146,9 +181,43 @@ def index_streams_problem(problem: StreamsProblem) -> StreamsIndex:
         task_partition=task_partition,
         stateful=stateful,
         prev_active=prev_active,
-        prev_standby=tuple(prev_standby),
-        caught_up=tuple(caught_up),
+        standby_pairs=np.stack([held // n, held % n], axis=1),
+        caught_up_pairs=np.stack([caught // n, caught % n], axis=1),
+        names=tuple(names),
         replicas=replicas,
         racks=tuple(c.rack for c in clients),
         warnings=tuple(warnings),
     )
+
+
+def _claims(
+    task_ids: dict[str, int], per_client: list[Collection[str]], stale: set[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(task, client) per claimed name, in client order (task -1 for a name of no task; those
+    names go to `stale`), looked up at C speed."""
+    sizes = [len(names) for names in per_client]
+    total = sum(sizes)
+    tasks = np.fromiter(map(task_ids.get, chain.from_iterable(per_client), repeat(-1)), dtype=np.int64, count=total)
+    clients = np.repeat(np.arange(len(per_client), dtype=np.int64), sizes)
+    if (tasks < 0).any():
+        unknown = set(np.flatnonzero(tasks < 0).tolist())
+        stale.update(name for i, name in enumerate(chain.from_iterable(per_client)) if i in unknown)
+    return tasks, clients
+
+
+def _unique(keys: np.ndarray) -> np.ndarray:
+    """sorted distinct values (by sorting: numpy's hashing unique is far slower on these keys)."""
+    keys = np.sort(keys)
+    return keys[np.r_[True, keys[1:] != keys[:-1]]] if len(keys) else keys
+
+
+def _contains(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """per key: whether it is in `sorted_keys`."""
+    if not len(sorted_keys):
+        return np.zeros(len(keys), dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    return sorted_keys[at] == keys
+
+
+def _values(per_client: list[Collection[int]], sizes: list[int]) -> np.ndarray:
+    return np.fromiter(chain.from_iterable(per_client), dtype=np.int64, count=sum(sizes))

@@ -23,6 +23,7 @@ from solvers import solve_consumer, solve_streams
 from solvers.budget import TimeBudget
 from solvers.collector import collector_paused
 from solvers.consumer_lazy import LazyConsumerSolution
+from solvers.streams_result import streams_answer_json
 
 log = logging.getLogger(__name__)
 
@@ -162,9 +163,7 @@ def _solve(
         stats.warnings.append(raised_to_floor(kind, capped, kept, sizes["partitions"]))
     return JobResult(
         status=200,
-        body=solution.answer_json()
-        if isinstance(solution, LazyConsumerSolution)
-        else solution.model_dump_json().encode(),
+        body=_answer_json(solution),
         strategy=stats.strategy,
         solver=stats.solver,
         optimal=stats.optimal,
@@ -173,6 +172,14 @@ def _solve(
         fallback_cause=fallback_cause(fallback_reason, stats.warnings) if stats.fallback else "",
         **sizes,
     )
+
+
+def _answer_json(solution: ConsumerSolution | StreamsSolution) -> bytes:
+    if isinstance(solution, LazyConsumerSolution):
+        return solution.answer_json()
+    if isinstance(solution, StreamsSolution):
+        return streams_answer_json(solution)
+    return solution.model_dump_json().encode()
 
 
 def raised_to_floor(kind: Kind, limit_ms: int, floor: int, units: int) -> str:

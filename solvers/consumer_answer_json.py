@@ -94,7 +94,16 @@ def _grouped_lists(
 
 def _digit_rows(numbers: np.ndarray) -> np.ndarray:
     """Row i: the decimal digits of numbers[i] (>= 0), right-aligned in ASCII, zero-padded."""
-    width = int(1 + np.searchsorted(_POWERS, int(numbers.max()), side="right"))
+    largest = int(numbers.max())
+    width = int(1 + np.searchsorted(_POWERS, largest, side="right"))
+    if 2 * (largest + 1) <= len(numbers):
+        # partition numbers repeat (a million partitions over a few thousand numbers): each
+        # distinct value's digits are written once, then every row is read from that table
+        return _digit_rows_of(np.arange(largest + 1, dtype=np.int64), width)[numbers]
+    return _digit_rows_of(numbers, width)
+
+
+def _digit_rows_of(numbers: np.ndarray, width: int) -> np.ndarray:
     rows = np.empty((len(numbers), width), dtype=np.uint8)
     rest = numbers.copy()
     for k in range(width - 1, -1, -1):

@@ -68,12 +68,17 @@ def _cap_claims(owners: list[np.ndarray], weights: list[int], n: int, total: int
     # only the claims of members over the cap are ranked, in (group, unit) order per member
     mine = np.flatnonzero(load[member] > cap)
     order = mine[np.argsort(member[mine].astype(small_int(n)), kind="stable")]
-    sorted_member, sorted_weight = member[order], weight[order]
-    running = np.cumsum(sorted_weight)
-    starts = np.searchsorted(sorted_member, sorted_member)
-    before = np.concatenate([[0], running])[starts]
+    sorted_member = member[order]
+    # where each member's claims start in `order` (members in ascending order)
+    per_member = np.bincount(sorted_member, minlength=n)
+    starts = (np.cumsum(per_member) - per_member)[sorted_member]
     over = np.zeros(len(member), dtype=bool)
-    over[order] = running - before > cap
+    if all(w == 1 for w in weights):  # plain topics: a member's k-th claim brings its load to k
+        over[order] = np.arange(len(order)) - starts >= cap
+    else:
+        running = np.cumsum(weight[order])
+        before = np.concatenate([[0], running])[starts]
+        over[order] = running - before > cap
     start = 0
     for o, k in zip(owners, kept, strict=True):
         o[k[over[start : start + len(k)]]] = -1

@@ -60,7 +60,10 @@ def columns_of(placement: Placement) -> tuple[np.ndarray, np.ndarray, np.ndarray
     assigned = np.flatnonzero(placement.owner >= 0)
     members = int(placement.owner.max()) + 1 if len(placement.owner) else 0
     order = assigned[np.argsort(placement.owner[assigned].astype(small_int(members)), kind="stable")]
-    topic = np.searchsorted(placement.offsets, order, side="right") - 1
+    topics = len(placement.offsets) - 1
+    # each partition's topic read from one table rather than searched for
+    topic_of = np.repeat(np.arange(topics, dtype=small_int(topics)), np.diff(placement.offsets))
+    topic = topic_of[order].astype(np.int64)
     return placement.owner[order], topic, order - placement.offsets[topic]
 
 

@@ -1,0 +1,57 @@
+"""The Streams answer as bytes (solvers/streams_result.py `streams_answer_json`, what a solver
+process sends) is the model's own JSON byte for byte, whichever solver answered; and the answer
+built from the index's columns (warm-ups, standby moves, balance) passes the shared validator."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bench.limit_cases import streams_problem
+from models.streams import StreamsProblem
+from models.streams_validation import validate_streams_solution
+from solvers import solve_streams
+from solvers.budget import TimeBudget
+from solvers.streams_result import streams_answer_json
+
+
+def _racked(problem: dict[str, Any]) -> dict[str, Any]:
+    clients = [{**c, "rack": f"r{j % 3}", "capacity": 1 + j % 2} for j, c in enumerate(problem["clients"])]
+    return {
+        **problem,
+        "clients": clients,
+        "subtopologies": [*problem["subtopologies"], {"id": 'x"y\\z', "partitions": 3}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("problem", "strategy", "budget"),
+    [
+        (streams_problem(2_000, 20), "optimal", None),
+        (streams_problem(2_000, 20), "sticky", None),
+        (streams_problem(2_000, 20), "greedy", None),
+        (streams_problem(2_000, 20), "optimal", TimeBudget(0.0)),
+        (_racked(streams_problem(600, 12)), "optimal", None),
+        (_racked(streams_problem(600, 12)), "optimal", TimeBudget(0.0)),
+    ],
+    ids=["optimal", "sticky", "greedy", "quick-fill", "racks-capacities-odd-ids", "racks-quick-fill"],
+)
+def test_the_answer_bytes_are_the_models_json_and_the_answer_is_valid(
+    problem: dict[str, Any], strategy: str, budget: TimeBudget | None
+) -> None:
+    solution = solve_streams({**problem, "options": {"strategy": strategy}}, budget=budget)
+    solution.stats.warnings.append('a "quoted" warning, with a tab\t and é')
+    assert streams_answer_json(solution) == solution.model_dump_json().encode()
+    solution.stats.warnings.pop()
+    assert validate_streams_solution(StreamsProblem.model_validate(problem), solution) == []
+
+
+def test_warm_ups_keep_caught_up_work_running_where_the_target_owner_is_not_caught_up() -> None:
+    """A client that left: its tasks' new owners are not caught up, their standby clients are;
+    the answer keeps them running there (KIP-441) up to max_warmup_replicas warm-ups."""
+    problem = streams_problem(2_000, 20)
+    solution = solve_streams(problem, budget=TimeBudget(0.0))
+    assert solution.followup_rebalance
+    assert 0 < solution.stats.warmups <= problem["config"]["max_warmup_replicas"]
+    assert validate_streams_solution(StreamsProblem.model_validate(problem), solution) == []
