@@ -91,7 +91,7 @@ def owned_columns_from_json(
     if _repeated_key(member_of_key, topic_of_key, text, keys):
         return None
     # the k-th list opens at the k-th `[`; a number belongs to the last list opened before it
-    list_of_number = np.searchsorted(np.flatnonzero(outside == OPEN_LIST), starts, side="right") - 1
+    list_of_number = np.cumsum(outside == OPEN_LIST, dtype=np.int64)[starts] - 1
     return OwnedColumns(member_of_key[list_of_number], topic_of_key[list_of_number], partition)
 
 
