@@ -6,7 +6,7 @@ A request whose time limit is below its floor has the limit raised to the floor 
 `python -m bench.limits --floor` (bench/RESULTS.md, "Floor per size"): a request alone with
 time_limit_ms 1, which the service answers with its cheapest valid answer, on the 2-core machine
 the benchmarks run on: 1.5 times the CPU time it costs the service's processes (fitted to the
-100k and 1M consumer classes and the 200k Streams class). Up to FREE_UNITS partitions or tasks
+100k and 1M consumer classes and the 200k and 500k Streams classes). Up to FREE_UNITS partitions or tasks
 (and a body that such a request can have) the floor is 0: the margin covers it.
 """
 
@@ -22,9 +22,9 @@ FREE_BYTES = 1_000_000
 """body bytes up to which reading and parsing count as free."""
 MS_PER_MB = 67.0
 """reading and decoding: per MB of body (msgspec/orjson, claims read into columns)."""
-MS_PER_UNIT: dict[Kind, float] = {"consumer": 0.00123, "streams": 0.0135}
+MS_PER_UNIT: dict[Kind, float] = {"consumer": 0.00123, "streams": 0.0045}
 """indexing, the cheapest valid answer and writing it: per partition (consumer) or task (Streams)."""
-MS_PER_BODY_MB: dict[Kind, float] = {"consumer": 172.0, "streams": 598.0}
+MS_PER_BODY_MB: dict[Kind, float] = {"consumer": 172.0, "streams": 245.0}
 """the whole floor per MB of body, for the web process, which knows only the body's size: the
 floor of the benchmarks' largest classes (Kafka-like claims; Streams with one standby) over their
 body sizes."""
