@@ -39,6 +39,7 @@ SIZE_CLASSES = {
     "consumer-1M": SizeClass("consumer-1M", "consumer", 1_000_000, 2_000),
     "streams-10k": SizeClass("streams-10k", "streams", 10_000, 100),
     "streams-200k": SizeClass("streams-200k", "streams", 200_000, 1_000),
+    "streams-500k": SizeClass("streams-500k", "streams", 500_000, 1_000),
     "consumer-tiny": SizeClass("consumer-tiny", "consumer", 200, 10),
     "streams-tiny": SizeClass("streams-tiny", "streams", 100, 5),
 }

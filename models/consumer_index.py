@@ -8,6 +8,7 @@ the same `ConsumerIndex`, so claim resolution and eligibility are defined in one
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import chain
 
 import numpy as np
@@ -68,6 +69,16 @@ class ConsumerIndex:
     @property
     def has_racks(self) -> bool:
         return any(g.racks is not None for g in self.groups) and any(self.racks)
+
+    @cached_property
+    def eligible_ids(self) -> tuple[np.ndarray, ...]:
+        """Per group, its `eligible` members as an int64 array, made once (groups read by the
+        same members share one array, as they share the tuple)."""
+        shared: dict[int, np.ndarray] = {}
+        for group in self.groups:
+            if id(group.eligible) not in shared:
+                shared[id(group.eligible)] = np.fromiter(group.eligible, dtype=np.int64, count=len(group.eligible))
+        return tuple(shared[id(group.eligible)] for group in self.groups)
 
 
 def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
@@ -211,10 +222,10 @@ def eligible_masks(index: ConsumerIndex) -> list[np.ndarray]:
     one object)."""
     shared: dict[int, np.ndarray] = {}
     masks: list[np.ndarray] = []
-    for group in index.groups:
+    for group, members in zip(index.groups, index.eligible_ids, strict=True):
         mask = shared.get(id(group.eligible))
         if mask is None:
             mask = shared[id(group.eligible)] = np.zeros(index.member_count + 1, dtype=bool)
-            mask[list(group.eligible)] = True
+            mask[members] = True
         masks.append(mask)
     return masks

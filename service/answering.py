@@ -27,7 +27,10 @@ log = logging.getLogger("stickyd.access")
 TIME_LIMIT_HINT = re.compile(rb'"time_limit_ms"\s*:\s*([0-9]{1,9})')
 CLIENT_GONE = "the client went away"
 REPLY_RESERVE_S = 0.02
-"""Kept from the response margin for sending the fallback's answer."""
+"""Kept from the response margin for sending the answer."""
+REPLY_S_PER_MB = 0.003
+"""and per MB of body, whose answer is of its order (1M partitions: a 12-32 MB body, a 7-19 MB
+answer, tens of ms to write to the client and for it to read)."""
 PATIENCE_FACTOR = 2.0
 """A solve past its guard is given this many times its body's answer cost to answer itself (its
 process answers a spent budget with its quick fill) before it counts as stuck and the fallback
@@ -54,6 +57,11 @@ def time_limit_hint_ms(body: bytes | dict[str, Any]) -> int | None:
         return None
     match = TIME_LIMIT_HINT.match(body, at)
     return int(match.group(1)) if match else None
+
+
+def reply_reserve_s(body: bytes | dict[str, Any]) -> float:
+    """What is kept from the response margin for writing the answer to the client."""
+    return REPLY_RESERVE_S + (REPLY_S_PER_MB * len(body) / 1e6 if isinstance(body, bytes) else 0.0)
 
 
 async def answer(kind: Kind, request: Request, services: Services) -> Response:
@@ -128,7 +136,7 @@ async def solve_body(
     client's mistakes."""
     timing = timing or Timing()
     settings = services.settings
-    margin_s = settings.response_margin_ms / 1000 - REPLY_RESERVE_S
+    margin_s = max(0.0, settings.response_margin_ms / 1000 - reply_reserve_s(body))
     hint_ms = min(time_limit_hint_ms(body) or settings.default_time_limit_ms, settings.max_time_limit_ms)
     # the cheapest answer's cost, from the size alone; the solver process tells the deadline once parsed
     cost_s = answer_cost_ms(kind, len(body) if isinstance(body, bytes) else 0, settings.floor_scale) / 1000

@@ -9,8 +9,8 @@ queued behind the others (the caller answers it otherwise). Its deadline counts 
 (SIGUSR1) and, when it does not stop at once, its process is killed and replaced. A job still
 running at its deadline plus the guard is given `patience_s` more (its process asks the spent
 budget in every stage and answers with its quick fill: cheaper than parsing the body again
-elsewhere); a job past that too is stuck, is stopped the same way, and the caller hands the
-request to the fallback pool.
+elsewhere); a job past that too is stuck, is stopped the same way (in the background: the caller
+does not wait up to INTERRUPT_WAIT_S for it), and the caller hands the request to the fallback pool.
 """
 
 from __future__ import annotations
@@ -233,6 +233,8 @@ class SolverPool:
         self._ids = itertools.count(1)
         self._closing = False
         self._starting: set[asyncio.Task[None]] = set()
+        self._stopping: set[asyncio.Future[None]] = set()
+        """overrun jobs being stopped (interrupted, or their process killed)."""
         self._spare: SolverProcess | None = None
         self._running: dict[int, float] = {}
         """job -> its deadline (monotonic), for the jobs on a process now."""
@@ -378,7 +380,10 @@ class SolverPool:
                 result, _ms = answer.result()  # its process is free again already (_freed)
                 return result
             timing.overrun = True  # past the guard and the patience
-            await self._stop(worker, job, answer)
+            # stopped in the background: the caller's fallback need not wait for it to stop
+            stopping = asyncio.ensure_future(self._stop(worker, job, answer))
+            self._stopping.add(stopping)
+            stopping.add_done_callback(self._stopping.discard)
             return None
         except asyncio.CancelledError:
             timer[0].cancel()

@@ -138,8 +138,8 @@ def _plain_classes(index: ConsumerIndex, plain: list[int], offsets: np.ndarray) 
     class_pool, class_claimant = np.divmod(uniq, n + 1)
     class_claimant -= 1
     eligible = np.zeros((len(plain), n + 1), dtype=bool)
-    for k, group in enumerate(groups):
-        eligible[k, list(group.eligible)] = True
+    for k, g in enumerate(plain):
+        eligible[k, index.eligible_ids[g]] = True
     kept = np.flatnonzero((class_claimant >= 0) & eligible[class_pool, class_claimant])
     return (
         class_pool,

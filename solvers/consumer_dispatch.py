@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import time
-from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -180,11 +179,12 @@ def _late_estimate(index: ConsumerIndex, deadline: float) -> str | None:
 def _uniform_unit_weights(index: ConsumerIndex) -> dict[int, int] | None:
     """member -> partitions per unit, when every unit a member may take weighs the same
     (then squared loads are a flow cost); None when some member mixes weights."""
-    groups = [g for g in index.groups if g.units]
-    if not groups:
+    live = [g for g, group in enumerate(index.groups) if group.units]
+    if not live:
         return {}
+    groups = [index.groups[g] for g in live]
     sizes = np.fromiter((len(g.eligible) for g in groups), dtype=np.int64, count=len(groups))
-    member = np.fromiter(chain.from_iterable(g.eligible for g in groups), dtype=np.int64, count=int(sizes.sum()))
+    member = np.concatenate([index.eligible_ids[g] for g in live])
     weight = np.repeat(np.fromiter((g.weight for g in groups), dtype=np.int64, count=len(groups)), sizes)
     # members in order of first appearance (the dict's order, as the flow's arcs are built from it)
     members, first = np.unique(member, return_index=True)

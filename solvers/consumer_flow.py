@@ -93,8 +93,9 @@ class ConsumerFlowModel:
             unit_classes.class_pool, weights=unit_classes.size, minlength=len(unit_classes.pools)
         ).astype(np.int64)
         self.capacity = np.zeros(n, dtype=np.int64)
-        for pool, units in zip(unit_classes.pools, self.pool_units.tolist(), strict=True):
-            self.capacity[list(pool.eligible)] += units
+        self.pool_members = [index.eligible_ids[pool.group] for pool in unit_classes.pools]
+        for members, units in zip(self.pool_members, self.pool_units.tolist(), strict=True):
+            self.capacity[members] += units
         self.total_units = int(self.pool_units.sum())
         self.rack_miss = unit_classes.rack_miss(n)
         # classes with several eligible claimants keep a node; the others fold into a claimant or a pool
@@ -170,12 +171,9 @@ class ConsumerFlowModel:
             weights.moves * cls.class_claimed[sc] - keeping(sc, sm, self.single_count),
         )
         # a released unit may go to any member reading (the most of) its topics
-        pool_ids = (
-            np.concatenate([np.full(len(p.eligible), i, dtype=np.int64) for i, p in enumerate(cls.pools)])
-            if cls.pools
-            else np.zeros(0, dtype=np.int64)
-        )
-        members = np.concatenate([np.asarray(p.eligible, dtype=np.int64) for p in cls.pools]) if cls.pools else pool_ids
+        sizes = np.fromiter(map(len, self.pool_members), dtype=np.int64, count=len(self.pool_members))
+        pool_ids = np.repeat(np.arange(len(cls.pools), dtype=np.int64), sizes)
+        members = np.concatenate(self.pool_members) if cls.pools else pool_ids
         free = (
             self.pool_node0 + pool_ids,
             self.member_node0 + members,

@@ -18,9 +18,11 @@ import time
 from typing import Any
 
 import httpx
+import pytest
 
 from cli.child_service import ServiceProcess
 from models import ConsumerSolution
+from service.answering import REPLY_RESERVE_S, REPLY_S_PER_MB, reply_reserve_s
 from service.jobs import Limits
 from service.pool import QUEUE_REASON, SolverPool, Timing
 from tests.conftest import assert_valid
@@ -73,6 +75,44 @@ def test_without_patience_a_job_past_its_guard_is_stopped_for_the_fallback() -> 
     result, timing = _run_past_its_guard(patience_s=0.0)
     assert result is None
     assert (timing.started, timing.overrun) == (True, True)
+
+
+def test_an_overrun_job_is_stopped_in_the_background_and_its_process_comes_back() -> None:
+    """The caller of a job past its guard gets None at once, with the job's stop still under way
+    (not after waiting up to INTERRUPT_WAIT_S for it); once stopped, the process is idle again."""
+
+    async def run() -> tuple[Any, int, int]:
+        pool = SolverPool(1, 2**32)
+        await pool.start()
+        try:
+            now = time.monotonic()
+            result = await pool.run(
+                "consumer",
+                json.dumps(SMALL).encode(),
+                LIMITS,
+                arrived=now,
+                guard=now,
+                guard_after_deadline_s=0.0,
+                timing=Timing(),
+            )
+            stopping = len(pool._stopping)  # noqa: SLF001 - the stop under way when run() returned
+            await asyncio.gather(*pool._stopping)  # noqa: SLF001
+            return result, stopping, pool.idle
+        finally:
+            await pool.close()
+
+    result, stopping, idle = asyncio.run(run())
+    assert result is None
+    assert stopping == 1
+    assert idle == 1
+
+
+def test_the_reply_reserve_grows_with_the_body() -> None:
+    """The response margin keeps time for writing the answer, more for a large body (whose answer
+    is of its size): 20 ms for a small one, about 56 ms for a 12 MB body of 1M partitions."""
+    assert reply_reserve_s(b"{}") == pytest.approx(REPLY_RESERVE_S, abs=1e-6)
+    assert reply_reserve_s(b" " * 12_000_000) == pytest.approx(REPLY_RESERVE_S + 12 * REPLY_S_PER_MB)
+    assert reply_reserve_s({"topics": {}}) == REPLY_RESERVE_S  # a parsed request: no answer size known
 
 
 def test_a_process_past_its_memory_cap_takes_no_further_job() -> None:
