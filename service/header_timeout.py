@@ -5,7 +5,8 @@ part of a request line, or headers one byte a minute, holds the connection (and 
 descriptor) for as long as it likes. This wraps uvicorn's HTTP protocol class so that a connection
 whose first request has not completed its headers STICKYD_HEADER_TIMEOUT_S after it was opened is
 closed (one DEBUG line). Once headers are complete, the body deadline (STICKYD_BODY_TIMEOUT_S, 408)
-and uvicorn's keep-alive timeout take over.
+and uvicorn's keep-alive timeout take over. The same class sends each small response in one write
+(service/one_write.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import logging
 from typing import Any
 
 from uvicorn.config import HTTP_PROTOCOLS
+
+from service.one_write import CoalescingTransport
 
 log = logging.getLogger("stickyd.access")
 
@@ -44,7 +47,8 @@ def header_timeout_protocol(timeout_s: float, http: str = "auto") -> type[asynci
 
     class HeaderDeadlineProtocol(base):  # type: ignore[misc, valid-type]
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
+            # a small response leaves in one write (service/one_write.py)
+            super().connection_made(CoalescingTransport(transport, self.loop))
             self._header_deadline = self.loop.call_later(timeout_s, self._headers_overdue)
 
         def connection_lost(self, exc: Exception | None) -> None:

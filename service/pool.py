@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from service.frames import HEADER, decode_frame, encode_frame
+from service.idle_processes import IdleProcesses
 from service.jobs import JobResult, Kind, Limits, error
 from service.shared_area import SHARED_MIN_BYTES, Shared, create_area, empty_area, put, take
 from service.solver_process import CANCEL_SLOT
@@ -215,7 +216,7 @@ class SolverPool:
         self.memory_cap_bytes = memory_cap_bytes
         self.restarts = 0
         self.ready = False
-        self._idle: asyncio.Queue[SolverProcess] = asyncio.Queue()
+        self._idle: IdleProcesses[SolverProcess] = IdleProcesses()
         self._all: set[SolverProcess] = set()
         self._ids = itertools.count(1)
         self._closing = False
@@ -248,19 +249,19 @@ class SolverPool:
         *workers, spare = await asyncio.gather(*(self._spawn() for _ in range(self.size + 1)))
         for worker in workers:
             self._all.add(worker)
-            self._idle.put_nowait(worker)
+            self._idle.put(worker)
         self._spare = spare
         self.ready = True
 
     @property
     def idle(self) -> int:
         """Processes free right now."""
-        return self._idle.qsize()
+        return len(self._idle)
 
     def busy_until(self) -> float:
         """The earliest deadline (monotonic) among the jobs running now: by then plus the guard a
         process is free (now when one is idle)."""
-        if not self._idle.empty():
+        if self._idle:
             return time.monotonic()
         return min(self._running.values(), default=time.monotonic())
 
@@ -286,17 +287,12 @@ class SolverPool:
         `hand_off_ready()` (the fallback pool has a process free: handing the job to a busy one
         would only queue it behind another) or `hand_off_limit_s` later still. Cancelling the
         caller (the client went away) stops the job."""
-        queued = time.monotonic()
         start_by = guard if start_by is None else start_by
-        if self._idle.empty():
-            try:
-                worker = await asyncio.wait_for(self._idle.get(), timeout=max(0.0, start_by - queued))
-            except TimeoutError:
-                timing.queue_wait_s = time.monotonic() - queued
-                return None
-            timing.queue_wait_s = time.monotonic() - queued
-        else:
-            worker = self._idle.get_nowait()
+        queued = time.monotonic()
+        worker = await self._idle.take(until=start_by)  # first come, first served
+        timing.queue_wait_s = time.monotonic() - queued
+        if worker is None:
+            return None
         if not worker.alive:
             self._replace(worker, RECYCLED if worker.retiring else "died")
             return await self.run(
@@ -370,7 +366,7 @@ class SolverPool:
             if answer.done():
                 timer[0].cancel()
                 result, _ms = answer.result()
-                self._idle.put_nowait(worker)
+                self._idle.put(worker)
                 return result
             timing.overrun = True  # past the guard and the patience
             # stopped in the background: the caller's fallback need not wait for it to stop
@@ -397,7 +393,7 @@ class SolverPool:
             writing.exception()  # retrieved: the caller is gone, nobody else would
         worker.release_area()
         if worker.alive:
-            self._idle.put_nowait(worker)
+            self._idle.put(worker)
         else:
             self._replace(worker, RECYCLED if worker.retiring else "died")
 
@@ -410,7 +406,7 @@ class SolverPool:
             worker.kill()
             self._replace(worker, "killed: its job did not stop when interrupted")
             return
-        self._idle.put_nowait(worker)
+        self._idle.put(worker)
 
     def _replace(self, worker: SolverProcess, reason: str) -> None:
         """Forget `worker` (killing it); the warm spare takes its place at once, and a new process
@@ -430,7 +426,7 @@ class SolverPool:
         spare, self._spare = self._spare, None
         if spare is not None and spare.alive:
             self._all.add(spare)
-            self._idle.put_nowait(spare)
+            self._idle.put(spare)
             self.promotions += 1
             log.warning(
                 "%s process %s %s; the warm spare %s takes its place, a new spare is starting",
@@ -466,7 +462,7 @@ class SolverPool:
             return
         if len(self._all) < self.size:
             self._all.add(worker)
-            self._idle.put_nowait(worker)
+            self._idle.put(worker)
             if self._spare is None:
                 self._start_in_background()
         elif self._spare is None:

@@ -48,3 +48,12 @@ def test_no_warning_at_or_above_the_floor_nor_below_ten_thousand_partitions() ->
         result = run_job("consumer", body, LIMITS)
         assert result.status == 200
         assert "raised from" not in " ".join(json.loads(result.body)["stats"]["warnings"])
+
+
+def test_a_consumer_floor_follows_the_partitions_more_than_the_bytes() -> None:
+    """Measured: a 32 MB equal-subscription body of 1M partitions costs no more to answer than the
+    12 MB Kafka-like one, so its floor is not near three times as high; the web process's estimate
+    from the body's size alone is the Kafka-like class's floor."""
+    kafka_like, equal = floor_ms("consumer", 1_000_000, 11_743_836), floor_ms("consumer", 1_000_000, 31_853_319)
+    assert kafka_like < equal < 1.25 * kafka_like
+    assert abs(answer_cost_ms("consumer", 11_743_836) - kafka_like) < 0.01 * kafka_like
