@@ -22,17 +22,10 @@ from solvers.consumer_estimate import network_arcs
 from solvers.consumer_flow import ConsumerFlowModel, Weights
 from tests.conftest import assert_valid
 from tests.solvers.test_consumer_properties import consumer_problems
+from tests.solvers.test_consumer_spent_share import UNEQUAL as SPENT_SHARE_UNEQUAL
 
 # cooperative with claims: past the tiny path, through the general dispatcher
-UNEQUAL: dict[str, Any] = {
-    "topics": {"a": 6, "b": 4, "c": 5},
-    "members": [
-        {"id": "m1", "topics": ["a", "b"], "owned": {"a": [0, 1, 2], "b": [0]}},
-        {"id": "m2", "topics": ["b", "c"], "owned": {"c": [0, 1, 2, 3, 4]}},
-        {"id": "m3", "topics": ["a", "c"]},
-    ],
-    "options": {"protocol": "cooperative"},
-}
+UNEQUAL: dict[str, Any] = {**SPENT_SHARE_UNEQUAL, "options": {"protocol": "cooperative"}}
 
 
 def test_a_network_estimated_past_the_share_falls_back_without_building_it(monkeypatch: pytest.MonkeyPatch) -> None:
