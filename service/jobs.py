@@ -146,11 +146,13 @@ def _solve(
     problem = parse(ConsumerProblem, data, context) if kind == "consumer" else parse(StreamsProblem, data)
     asked = problem.options.time_limit_ms or limits.default_time_limit_ms
     capped = min(asked, limits.max_time_limit_ms)
-    kept = max(capped, floor)  # the time limit this request can be kept to
-    budget = TimeBudget.of_ms(kept, started=arrived)
+    kept = max(capped, floor)  # the time limit this request can be kept to: the promise
     if on_deadline is not None:
-        on_deadline(budget.deadline)
-    problem = problem.model_copy(update={"options": problem.options.model_copy(update={"time_limit_ms": kept})})
+        on_deadline(TimeBudget.of_ms(kept, started=arrived).deadline)
+    # the solvers aim at the client's own (capped) limit, not at the floor: the floor widens the
+    # promise, it is not more time to spend (README 'Floor per size')
+    budget = TimeBudget.of_ms(capped, started=arrived)
+    problem = problem.model_copy(update={"options": problem.options.model_copy(update={"time_limit_ms": capped})})
     solution: ConsumerSolution | StreamsSolution
     if isinstance(problem, ConsumerProblem):
         solution = solve_consumer(problem, fallback_reason=fallback_reason, budget=budget)
