@@ -11,6 +11,7 @@ from itertools import chain, repeat
 import numpy as np
 
 from models.streams import StreamsProblem
+from models.streams_claims import resolve_task_names
 
 
 def subtopology_key(sub_id: str) -> tuple[int, int | str]:
@@ -140,11 +141,12 @@ def index_streams_problem(problem: StreamsProblem) -> StreamsIndex:
     names: list[str] = []
     for sub in subs:
         names += map(f"{sub.id}_".__add__, digits[: sub.partitions])
-    task_ids = dict(zip(names, range(n_tasks), strict=True))
+    partitions = np.array([s.partitions for s in subs], dtype=np.int64)
+    tasks = _TaskNames(names, tuple(s.id for s in subs), np.cumsum(partitions) - partitions, partitions)
     stale: set[str] = set()
-    active_t, active_j = _claims(task_ids, [c.active for c in clients], stale)
-    standby_t, standby_j = _claims(task_ids, [c.standby for c in clients], stale)
-    lag_t, lag_j = _claims(task_ids, [c.lags.keys() for c in clients], stale)
+    active_t, active_j = _claims(tasks, [c.active for c in clients], stale)
+    standby_t, standby_j = _claims(tasks, [c.standby for c in clients], stale)
+    lag_t, lag_j = _claims(tasks, [c.lags.keys() for c in clients], stale)
     lag_value = _values([c.lags.values() for c in clients], [len(c.lags) for c in clients])[lag_t >= 0]
     lag_t, lag_j = lag_t[lag_t >= 0], lag_j[lag_t >= 0]
 
@@ -190,19 +192,40 @@ def index_streams_problem(problem: StreamsProblem) -> StreamsIndex:
     )
 
 
-def _claims(
-    task_ids: dict[str, int], per_client: list[Collection[str]], stale: set[str]
-) -> tuple[np.ndarray, np.ndarray]:
+@dataclass
+class _TaskNames:
+    """Every task's name and where each subtopology's tasks start: claims resolved in bulk
+    (models/streams_claims.py), else by a dictionary of the names, built on first need."""
+
+    names: list[str]
+    sub_ids: tuple[str, ...]
+    sub_first_task: np.ndarray
+    sub_partitions: np.ndarray
+    _ids: dict[str, int] | None = None
+
+    def resolve(self, per_client: list[Collection[str]], count: int) -> np.ndarray:
+        """per claimed name (client by client): its task id, -1 for a name of no task."""
+        if self._ids is None:
+            claimed = chain.from_iterable(per_client)
+            found = resolve_task_names(claimed, count, self.sub_ids, self.sub_first_task, self.sub_partitions)
+            if found is not None:
+                return found
+            self._ids = dict(zip(self.names, range(len(self.names)), strict=True))
+        lookups = map(self._ids.get, chain.from_iterable(per_client), repeat(-1))
+        return np.fromiter(lookups, dtype=np.int64, count=count)
+
+
+def _claims(tasks: _TaskNames, per_client: list[Collection[str]], stale: set[str]) -> tuple[np.ndarray, np.ndarray]:
     """(task, client) per claimed name, in client order (task -1 for a name of no task; those
-    names go to `stale`), looked up at C speed."""
+    names go to `stale`)."""
     sizes = [len(names) for names in per_client]
     total = sum(sizes)
-    tasks = np.fromiter(map(task_ids.get, chain.from_iterable(per_client), repeat(-1)), dtype=np.int64, count=total)
+    found = tasks.resolve(per_client, total)
     clients = np.repeat(np.arange(len(per_client), dtype=np.int64), sizes)
-    if (tasks < 0).any():
-        unknown = set(np.flatnonzero(tasks < 0).tolist())
+    if (found < 0).any():
+        unknown = set(np.flatnonzero(found < 0).tolist())
         stale.update(name for i, name in enumerate(chain.from_iterable(per_client)) if i in unknown)
-    return tasks, clients
+    return found, clients
 
 
 def _unique(keys: np.ndarray) -> np.ndarray:

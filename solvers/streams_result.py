@@ -88,8 +88,14 @@ def build_streams_solution(
     warm = warmup_of >= 0
     target_active = _by_client(names, n, target.active, tasks)
     target_standby = _by_client(names, n, standby_client, standby_task)
-    running_active = _by_client(names, n, running, tasks)
-    running_standby = _by_client(names, n, standby_client[run], standby_task[run])
+    # what runs now differs from the target only around the tasks kept warm elsewhere (KIP-441):
+    # the other clients share the target's lists
+    moved = np.flatnonzero(running != target.active)
+    touched = np.concatenate([running[moved], target.active[moved]])
+    running_active = _with_clients_redone(names, n, target_active, running, tasks, touched)
+    running_standby = _with_clients_redone(
+        names, n, target_standby, standby_client[run], standby_task[run], standby_client[~run]
+    )
     warmups = _by_client(names, n, warmup_of[warm], tasks[warm])
     target_map: dict[str, TargetAssignment] = {}
     running_map: dict[str, ClientAssignment] = {}
@@ -134,6 +140,22 @@ def _by_client(names: tuple[str, ...], n: int, client: np.ndarray, task: np.ndar
     ends = np.cumsum(np.bincount(client, minlength=n)).tolist() if len(client) else [0] * n
     ordered = list(map(names.__getitem__, task[order].tolist()))
     return [ordered[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+
+
+def _with_clients_redone(
+    names: tuple[str, ...], n: int, lists: list[list[str]], client: np.ndarray, task: np.ndarray, touched: np.ndarray
+) -> list[list[str]]:
+    """`_by_client(names, n, client, task)` where the pairs differ from those `lists` were built
+    from only on the clients in `touched`: those clients' lists are built anew, the others shared."""
+    if not len(touched):
+        return lists
+    redo = np.unique(touched)
+    fresh = np.isin(client, redo)
+    redone = _by_client(names, n, client[fresh], task[fresh])
+    out = list(lists)
+    for j in redo.tolist():
+        out[j] = redone[j]
+    return out
 
 
 def streams_answer_json(solution: StreamsSolution) -> bytes:

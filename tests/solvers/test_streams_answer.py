@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from bench.limit_cases import streams_problem
@@ -13,7 +14,7 @@ from models.streams import StreamsProblem
 from models.streams_validation import validate_streams_solution
 from solvers import solve_streams
 from solvers.budget import TimeBudget
-from solvers.streams_result import streams_answer_json
+from solvers.streams_result import _by_client, _with_clients_redone, streams_answer_json
 
 
 def _racked(problem: dict[str, Any]) -> dict[str, Any]:
@@ -55,3 +56,25 @@ def test_warm_ups_keep_caught_up_work_running_where_the_target_owner_is_not_caug
     assert solution.followup_rebalance
     assert 0 < solution.stats.warmups <= problem["config"]["max_warmup_replicas"]
     assert validate_streams_solution(StreamsProblem.model_validate(problem), solution) == []
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_lists_redone_for_the_touched_clients_alone_equal_lists_built_from_scratch(seed: int) -> None:
+    """What runs now is built from the target's per-client lists, redoing only the clients whose
+    pairs changed (solvers/streams_result.py): the same lists as grouping every pair anew."""
+    rng = np.random.default_rng(seed)
+    n, tasks = 30, np.arange(400, dtype=np.int64)
+    names = tuple(f"s_{t}" for t in tasks)
+    target = rng.integers(0, n, len(tasks))
+    running = target.copy()
+    moved = rng.choice(len(tasks), size=25, replace=False)
+    running[moved] = rng.integers(0, n, len(moved))
+    changed = np.flatnonzero(running != target)
+    touched = np.concatenate([running[changed], target[changed]])
+    base = _by_client(names, n, target, tasks)
+    redone = _with_clients_redone(names, n, base, running, tasks, touched)
+    assert redone == _by_client(names, n, running, tasks)
+    assert base == _by_client(names, n, target, tasks)  # the target's lists are left as they were
+    kept = rng.random(len(tasks)) < 0.9  # dropping pairs: the clients of the dropped ones are redone
+    dropped = _with_clients_redone(names, n, base, target[kept], tasks[kept], target[~kept])
+    assert dropped == _by_client(names, n, target[kept], tasks[kept])
