@@ -18,7 +18,8 @@ partitions added, 100-5,000 members), the CPU time of classes, flow and answer's
 networks up to 1.46 times that). Arcs alone missed the units' part: 200k partitions x 100 members
 (5,400 arcs) took 37.5 ms against the former estimate of 33 ms (10 ms + 4.2 us per arc), 500k x 200
 112 against 109, while 100k x 1,000 took 52-61 ms against 117. The constants below bound every
-measured network (the largest ratio of measured to estimated is 1.00).
+measured network (the largest ratio of measured to estimated is 1.00). Re-measured with
+`python -m bench.flow_estimate` (bench/RESULTS.md, "Consumer flow estimate").
 
 That is CPU time on a quiet core; the deadline is wall time. The estimate is scaled by how slowly
 this process has been running during this very request (wall over CPU time since the dispatcher
