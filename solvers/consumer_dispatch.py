@@ -18,7 +18,7 @@ from solvers.consumer_baselines import solve_range, solve_roundrobin
 from solvers.consumer_classes import build_classes
 from solvers.consumer_cpsat import solve_cpsat
 from solvers.consumer_equal import solve_equal
-from solvers.consumer_estimate import network_arcs, optimal_flow_s
+from solvers.consumer_estimate import RunningPace, answer_after_flow_s, network_arcs, network_units, optimal_flow_s
 from solvers.consumer_flow import solve_min_cost_flow
 from solvers.consumer_one_each import one_unit_each
 from solvers.consumer_quick import solve_quick
@@ -66,6 +66,7 @@ def _solve_consumer(
     budget: TimeBudget | None,
 ) -> ConsumerSolution:
     started = time.monotonic()
+    pace = RunningPace.start()
     problem = parse(ConsumerProblem, problem)
     options = problem.options
     if budget is None:
@@ -84,8 +85,8 @@ def _solve_consumer(
     elif options.strategy == "sticky":
         owners, outcome = _sticky_in_time(index, budget)
     else:
-        deadline = _optimal_deadline(budget, sum(index.topics.values()))
-        owners, outcome = _optimal_or_fallback(index, problem, deadline, budget)
+        deadline = _optimal_deadline(budget, sum(index.topics.values()), pace)
+        owners, outcome = _optimal_or_fallback(index, problem, deadline, budget, pace)
     if options.strategy == "optimal" and not outcome.fallback:
         problems = unit_violations(index, owners)
         if problems:
@@ -94,9 +95,15 @@ def _solve_consumer(
     return build_solution(problem, index, owners, outcome, _ms(started))
 
 
-def _optimal_deadline(budget: TimeBudget, partitions: int) -> float:
-    """When the optimal solver must stop: its share of the budget, keeping time for the answer."""
-    return min(budget.share(OPTIMAL_SHARE).deadline, budget.deadline - 2 * ANSWER_S_PER_PARTITION * partitions)
+def _optimal_deadline(budget: TimeBudget, partitions: int, pace: RunningPace | None = None) -> float:
+    """When the optimal solver must stop: its share of the budget, keeping time for the answer
+    (its measured cost at this process's pace, solvers/consumer_estimate.py; for a tiny group,
+    measured no pace, twice ANSWER_S_PER_PARTITION)."""
+    if pace is None:
+        reserve_s = 2 * ANSWER_S_PER_PARTITION * partitions
+    else:
+        reserve_s = answer_after_flow_s(partitions, pace.slowdown())
+    return min(budget.share(OPTIMAL_SHARE).deadline, budget.deadline - reserve_s)
 
 
 def _sticky_in_time(index: ConsumerIndex, budget: TimeBudget) -> tuple[list[np.ndarray], Outcome]:
@@ -126,7 +133,7 @@ def _fallback(index: ConsumerIndex, budget: TimeBudget, why: str, strategy: str)
 
 
 def _optimal_or_fallback(
-    index: ConsumerIndex, problem: ConsumerProblem, deadline: float, budget: TimeBudget
+    index: ConsumerIndex, problem: ConsumerProblem, deadline: float, budget: TimeBudget, pace: RunningPace
 ) -> tuple[list[np.ndarray], Outcome]:
     options = problem.options
     try:
@@ -134,7 +141,7 @@ def _optimal_or_fallback(
             return solve_equal(index), Outcome("optimal", "direct-equal", True, False)
         if time.monotonic() >= deadline:  # reading the request took the optimal solver's share
             raise SolveTimeout("no time left for it within the time limit")
-        late = _late_estimate(index, deadline)
+        late = _late_estimate(index, deadline, pace)
         if late is not None:  # the flow cannot be stopped half way: not started when it would be late
             return _fallback(index, budget, late, "optimal")
         classes = build_classes(index)
@@ -162,17 +169,20 @@ def _optimal_or_fallback(
     return _fallback(index, budget, why, "optimal")
 
 
-def _late_estimate(index: ConsumerIndex, deadline: float) -> str | None:
+def _late_estimate(index: ConsumerIndex, deadline: float, pace: RunningPace) -> str | None:
     """Why the optimal solver is not started, when its network's estimated cost
-    (solvers/consumer_estimate.py) does not fit before `deadline`; None when it fits."""
+    (solvers/consumer_estimate.py, at the pace this process has run since the dispatcher
+    started) does not fit before `deadline`; None when it fits."""
     arcs = network_arcs(index)
-    expected_s = optimal_flow_s(arcs)
+    slowdown = pace.slowdown()
+    expected_s = optimal_flow_s(arcs, network_units(index), slowdown)
     left_s = deadline - time.monotonic()
     if expected_s <= left_s:
         return None
     return (
         f"the optimal solver was not started: its network ({arcs:,} arcs) is estimated at "
-        f"{expected_s * 1000:.0f} ms, {max(0.0, left_s) * 1000:.0f} ms left of its share of the time limit"
+        f"{expected_s * 1000:.0f} ms (this process running at {slowdown:.1f}x wall per CPU second), "
+        f"{max(0.0, left_s) * 1000:.0f} ms left of its share of the time limit"
     )
 
 
