@@ -85,6 +85,14 @@ class FlowNetwork:
         caps = np.concatenate(self._caps) if self._caps else empty
         return tails, heads, caps, dict(self._supply)
 
+    def lower_bounds(self) -> np.ndarray:
+        """per arc, in the order added: its lower bound (`solve`'s flows include it)."""
+        return np.concatenate(self._lowers) if self._lowers else np.zeros(0, np.int64)
+
+    def costs(self) -> np.ndarray:
+        """per arc, in the order added: its unit cost."""
+        return np.concatenate(self._costs) if self._costs else np.zeros(0, np.int64)
+
     def supply(self, node: int, amount: int) -> None:
         self._supply[node] = self._supply.get(node, 0) + int(amount)
 

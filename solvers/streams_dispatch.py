@@ -17,7 +17,7 @@ from solvers.errors import SolverFailure, SolveTimeout
 from solvers.streams_baselines import solve_greedy, solve_sticky
 from solvers.streams_bound import StreamsBound, streams_bounds
 from solvers.streams_cpsat_bound import cpsat_certify
-from solvers.streams_flow import StreamsTarget, active_costs_overflow, solve_streams_flows
+from solvers.streams_flow import StreamsTarget, solve_streams_flows
 from solvers.streams_lp_bound import lp_proves
 from solvers.streams_quick import solve_quick_streams
 from solvers.streams_result import StreamsOutcome, balance_excess, build_streams_solution, standby_moves
@@ -108,13 +108,9 @@ def _optimal_or_fallback(index: StreamsIndex, whole: TimeBudget) -> tuple[Stream
 
 
 def _why_not_optimal(index: StreamsIndex, budget: TimeBudget) -> str | None:
-    """Why the flows are not worth starting (None: start them): their costs cannot be
-    represented at this size, or their estimate does not fit in their share of what is left."""
-    if active_costs_overflow(index):
-        return (
-            f"the streams active flow skipped: its lexicographic costs overflow 64-bit flow costs at "
-            f"{index.task_count} tasks ({int(index.stateful.sum())} stateful)"
-        )
+    """Why the flows are not worth starting (None: start them): their estimate does not fit in
+    their share of what is left. (Where the active flow's lexicographic costs would overflow
+    64-bit costs as one weighted sum, it is solved level by level: solvers/flow_levels.py.)"""
     estimate, left = flows_s(index), budget.left_s()
     return skipped("the streams active flow", estimate, left, index, OPTIMAL_SHARE_LEFT) if estimate > left else None
 

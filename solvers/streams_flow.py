@@ -26,6 +26,7 @@ from models.streams_index import StreamsIndex
 from solvers.budget import TimeBudget
 from solvers.consumer_classes import Pool, UnitClasses, materialize
 from solvers.errors import SolverFailure
+from solvers.flow_levels import solve_by_levels
 from solvers.flow_network import FlowNetwork, costs_fit
 
 
@@ -43,11 +44,16 @@ EXACT_STANDBY_ARCS = 2_000_000
 """The per-class standby model (one arc per class and client) is tried up to this size."""
 
 
-def solve_streams_flows(index: StreamsIndex, budget: TimeBudget | None = None) -> StreamsTarget:
+def solve_streams_flows(
+    index: StreamsIndex, budget: TimeBudget | None = None, split_levels: bool = False
+) -> StreamsTarget:
     """The target; `budget` is asked between stages and inside the dealing loops (a flow solve
-    itself is not interruptible), raising SolveTimeout once it is spent."""
+    itself is not interruptible), raising SolveTimeout once it is spent. The active flow's levels
+    are solved one objective after the other (solvers/flow_levels.py) where their weighted sum
+    would overflow 64-bit costs (from about 50k tasks x 1,000 clients), or always with
+    `split_levels`."""
     budget = budget or TimeBudget(float("inf"))
-    active = _solve_actives(index, budget)
+    active = _solve_actives(index, budget, split_levels)
     budget.check("the streams active flow")
     classes = _standby_classes(index, active)
     try:
@@ -125,15 +131,16 @@ class _ActiveWeights:
         move = (2 * stateful + 1) * pressure + pressure
         return cls(churn=1, not_caught_up=not_caught_up, pressure=pressure, move=move, overflow=(stateful + 1) * move)
 
-
-def active_costs_overflow(index: StreamsIndex) -> bool:
-    """Whether the active flow's lexicographic costs are certain to overflow 64-bit flow costs
-    (the weights grow with the cube of the tasks), told before any class or arc is built: its
-    costliest arc on the fewest nodes it can have (one class of tasks)."""
-    weights = _ActiveWeights.for_index(index)
-    costliest = weights.overflow + weights.pressure if index.replicas else 2 * weights.overflow
-    n, n_subs = index.client_count, len(index.subtopologies)
-    return not costs_fit(costliest, 1 + n_subs + n_subs * n + 2 * n + 1)
+    def split(self) -> tuple[_ActiveWeights, _ActiveWeights]:
+        """The same levels as two objectives, each with weights that dominate only within it:
+        (stateful overflow, active moves), then (standby pressure, the tie-breaks). Moves count at
+        most one per stateful task, so an overflow unit weighs one more than all of them."""
+        most_moves = self.overflow // self.move - 1  # the stateful tasks
+        upper = _ActiveWeights(churn=0, not_caught_up=0, pressure=0, move=1, overflow=most_moves + 1)
+        lower = _ActiveWeights(
+            churn=self.churn, not_caught_up=self.not_caught_up, pressure=self.pressure, move=0, overflow=0
+        )
+        return upper, lower
 
 
 def _active_class(index: StreamsIndex, t: int) -> _ActiveClass:
@@ -147,7 +154,7 @@ def _active_class(index: StreamsIndex, t: int) -> _ActiveClass:
     )
 
 
-def _solve_actives(index: StreamsIndex, budget: TimeBudget) -> np.ndarray:
+def _solve_actives(index: StreamsIndex, budget: TimeBudget, split_levels: bool) -> np.ndarray:
     n, n_subs, n_tasks = index.client_count, len(index.subtopologies), index.task_count
     if n_tasks == 0:
         return np.zeros(0, dtype=np.int64)
@@ -158,8 +165,58 @@ def _solve_actives(index: StreamsIndex, budget: TimeBudget) -> np.ndarray:
         keys.setdefault(_active_class(index, t), []).append(t)
     classes = list(keys.items())
     weights = _ActiveWeights.for_index(index)
-    overflow = weights.overflow
+    if not split_levels:
+        net, direct_rows, pool_rows = _active_network(index, classes, weights, budget)
+        costs = net.costs()
+        split_levels = len(costs) > 0 and not costs_fit(int(np.abs(costs).max()), net.nodes)
+    if not split_levels:
+        budget.check("the streams active flow")
+        flows = net.solve()
+    else:
+        # each level on its own costs (solvers/flow_levels.py): the weighted sum would overflow
+        nets = [_active_network(index, classes, level, budget) for level in weights.split()]
+        net, direct_rows, pool_rows = nets[0]
+        budget.check("the streams active flow")
+        flows = solve_by_levels(
+            net, [level_net.costs() for level_net, _, _ in nets], lambda: budget.check("the streams active flow")
+        )
 
+    n_classes = len(classes)
+    direct = np.array([[c, dest, flows[arcs][0]] for c, dest, arcs in direct_rows], dtype=np.int64)
+    direct = direct.reshape(-1, 3)
+    pooled = (
+        np.concatenate([np.stack([np.full(n, s), np.arange(n), flows[arcs]], axis=1) for s, arcs in pool_rows])
+        if pool_rows
+        else np.zeros((0, 3), np.int64)
+    )
+    sizes = np.array([len(tasks) for _, tasks in classes], dtype=np.int64)
+    unit_classes = UnitClasses(
+        pools=[Pool(0, (), {})] * n_subs,
+        group_offset=np.array([0, n_tasks], dtype=np.int64),
+        class_pool=np.array([cls.sub for cls, _ in classes], dtype=np.int64),
+        class_claimed=np.zeros(n_classes, dtype=np.int64),
+        class_start=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+        units=np.concatenate([np.asarray(tasks, dtype=np.int64) for _, tasks in classes]),
+        kept_class=np.zeros(0, np.int64),
+        kept_member=np.zeros(0, np.int64),
+        kept_count=np.zeros(0, np.int64),
+    )
+    owners = materialize(
+        unit_classes, (direct[:, 0], direct[:, 1], direct[:, 2]), (pooled[:, 0], pooled[:, 1], pooled[:, 2])
+    )
+    return owners[0]
+
+
+def _active_network(
+    index: StreamsIndex,
+    classes: list[tuple[_ActiveClass, list[int]]],
+    weights: _ActiveWeights,
+    budget: TimeBudget,
+) -> tuple[FlowNetwork, list[tuple[int, int, slice]], list[tuple[int, slice]]]:
+    """The active flow's network at `weights` (arcs in the same order whatever the weights), its
+    direct arcs (class, client, arcs) and its pools' arcs (subtopology, arcs)."""
+    n, n_subs, n_tasks = index.client_count, len(index.subtopologies), index.task_count
+    overflow = weights.overflow
     net = FlowNetwork()
     class0 = net.add_nodes(len(classes))
     pool0 = net.add_nodes(n_subs)
@@ -209,33 +266,7 @@ def _solve_actives(index: StreamsIndex, budget: TimeBudget) -> np.ndarray:
     # active task balance: each client runs its capacity-weighted share of all tasks
     net.add_arcs(client0 + clients, sink, hi, 0, lower=lo)
     net.supply(sink, -n_tasks)
-    budget.check("the streams active flow")
-    flows = net.solve()
-
-    n_classes = len(classes)
-    direct = np.array([[c, dest, flows[arcs][0]] for c, dest, arcs in direct_rows], dtype=np.int64)
-    direct = direct.reshape(-1, 3)
-    pooled = (
-        np.concatenate([np.stack([np.full(n, s), np.arange(n), flows[arcs]], axis=1) for s, arcs in pool_rows])
-        if pool_rows
-        else np.zeros((0, 3), np.int64)
-    )
-    sizes = np.array([len(tasks) for _, tasks in classes], dtype=np.int64)
-    unit_classes = UnitClasses(
-        pools=[Pool(0, (), {})] * n_subs,
-        group_offset=np.array([0, n_tasks], dtype=np.int64),
-        class_pool=np.array([cls.sub for cls, _ in classes], dtype=np.int64),
-        class_claimed=np.zeros(n_classes, dtype=np.int64),
-        class_start=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
-        units=np.concatenate([np.asarray(tasks, dtype=np.int64) for _, tasks in classes]),
-        kept_class=np.zeros(0, np.int64),
-        kept_member=np.zeros(0, np.int64),
-        kept_count=np.zeros(0, np.int64),
-    )
-    owners = materialize(
-        unit_classes, (direct[:, 0], direct[:, 1], direct[:, 2]), (pooled[:, 0], pooled[:, 1], pooled[:, 2])
-    )
-    return owners[0]
+    return net, direct_rows, pool_rows
 
 
 def _solve_standbys(

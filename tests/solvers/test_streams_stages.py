@@ -1,8 +1,7 @@
 """The Streams dispatcher skips a stage that cannot finish in time: before the flows and before the
 sticky heuristic it compares the stage's estimate from the problem's size
 (solvers/streams_stages.py) with what is left, and a stage that does not fit is not started (the
-quick valid fill answers, inside the same call), saying so in `warnings`; flows whose costs cannot
-be represented at all are not started either."""
+quick valid fill answers, inside the same call), saying so in `warnings`."""
 
 from __future__ import annotations
 
@@ -17,7 +16,6 @@ from models.streams_validation import validate_streams_solution
 from service.jobs import fallback_cause
 from solvers import solve_streams
 from solvers.budget import TimeBudget
-from solvers.streams_flow import active_costs_overflow
 from solvers.streams_stages import answer_s, flows_s, sticky_s
 
 
@@ -56,23 +54,6 @@ def test_the_heuristic_runs_where_it_fits_though_the_flows_do_not(wide: dict[str
     assert (stats.solver, stats.fallback) == ("sticky", True)
     assert "the streams active flow skipped: estimated" in stats.warnings[0]
     assert not any("sticky heuristic skipped" in w for w in stats.warnings)
-
-
-def test_flows_whose_costs_would_overflow_are_not_started() -> None:
-    """50k tasks x 1,000 clients: the active flow's lexicographic weights times its nodes pass
-    2^62 whatever the classes, so it is skipped before anything else is asked (even with time
-    left, it could only fail)."""
-    parsed = StreamsProblem.model_validate(streams_problem(50_000, 1_000))
-    assert active_costs_overflow(index_streams_problem(parsed))
-    assert not active_costs_overflow(
-        index_streams_problem(StreamsProblem.model_validate(streams_problem(20_000, 1_000)))
-    )
-    solution = solve_streams(parsed, budget=TimeBudget.of_ms(1))
-    assert solution.stats.warnings[0] == (
-        "fell back to the sticky heuristic: the streams active flow skipped: its lexicographic costs "
-        "overflow 64-bit flow costs at 50000 tasks (36000 stateful)"
-    )
-    assert solution.stats.fallback
 
 
 def test_a_problem_the_flows_fit_is_still_solved_optimally_with_a_generous_limit() -> None:
