@@ -17,7 +17,9 @@ minimised and reported).
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from ortools.graph.python import max_flow
@@ -165,25 +167,19 @@ def _solve_actives(index: StreamsIndex, budget: TimeBudget, split_levels: bool) 
         keys.setdefault(_active_class(index, t), []).append(t)
     classes = list(keys.items())
     weights = _ActiveWeights.for_index(index)
-    if not split_levels:
-        net, direct_rows, pool_rows = _active_network(index, classes, weights, budget)
-        costs = net.costs()
-        split_levels = len(costs) > 0 and not costs_fit(int(np.abs(costs).max()), net.nodes)
-    if not split_levels:
-        budget.check("the streams active flow")
+    # the levels as one weighted sum where it fits 64-bit flow costs, else one after the other
+    # (solvers/flow_levels.py); the network is built once, with the costs of each way
+    summable = not split_levels and costs_fit(2 * weights.overflow + weights.pressure, 1)
+    levels = (weights, *weights.split()) if summable else weights.split()
+    net, costs, direct_rows, pool_rows = _active_network(index, classes, levels, budget)
+    budget.check("the streams active flow")
+    if summable and (not len(costs[0]) or costs_fit(int(np.abs(costs[0]).max()), net.nodes)):
         flows = net.solve()
     else:
-        # each level on its own costs (solvers/flow_levels.py): the weighted sum would overflow
-        nets = [_active_network(index, classes, level, budget) for level in weights.split()]
-        net, direct_rows, pool_rows = nets[0]
-        budget.check("the streams active flow")
-        flows = solve_by_levels(
-            net, [level_net.costs() for level_net, _, _ in nets], lambda: budget.check("the streams active flow")
-        )
+        flows = solve_by_levels(net, costs[-2:], lambda: budget.check("the streams active flow"))
 
     n_classes = len(classes)
-    direct = np.array([[c, dest, flows[arcs][0]] for c, dest, arcs in direct_rows], dtype=np.int64)
-    direct = direct.reshape(-1, 3)
+    direct = np.stack([direct_rows[:, 0], direct_rows[:, 1], flows[direct_rows[:, 2]]], axis=1)
     pooled = (
         np.concatenate([np.stack([np.full(n, s), np.arange(n), flows[arcs]], axis=1) for s, arcs in pool_rows])
         if pool_rows
@@ -210,63 +206,82 @@ def _solve_actives(index: StreamsIndex, budget: TimeBudget, split_levels: bool) 
 def _active_network(
     index: StreamsIndex,
     classes: list[tuple[_ActiveClass, list[int]]],
-    weights: _ActiveWeights,
+    levels: Sequence[_ActiveWeights],
     budget: TimeBudget,
-) -> tuple[FlowNetwork, list[tuple[int, int, slice]], list[tuple[int, slice]]]:
-    """The active flow's network at `weights` (arcs in the same order whatever the weights), its
-    direct arcs (class, client, arcs) and its pools' arcs (subtopology, arcs)."""
+) -> tuple[FlowNetwork, list[np.ndarray], np.ndarray, list[tuple[int, slice]]]:
+    """The active flow's network (its costs at levels[0]), its costs per arc at each of `levels`,
+    its direct arcs (rows of class, client, arc) and its pools' arcs (subtopology, arcs)."""
     n, n_subs, n_tasks = index.client_count, len(index.subtopologies), index.task_count
-    overflow = weights.overflow
     net = FlowNetwork()
+    costs: list[list[np.ndarray]] = [[] for _ in levels]
+
+    def add(tails: Any, heads: Any, caps: Any, cost: Callable[[_ActiveWeights], Any], lower: Any = None) -> slice:
+        arcs = net.add_arcs(tails, heads, caps, cost(levels[0]), lower=lower)
+        for k, weights in enumerate(levels):
+            costs[k].append(np.broadcast_to(np.asarray(cost(weights), dtype=np.int64), arcs.stop - arcs.start))
+        return arcs
+
     class0 = net.add_nodes(len(classes))
     pool0 = net.add_nodes(n_subs)
     sub_client0 = net.add_nodes(n_subs * n)
     stateful0 = net.add_nodes(n)
     client0 = net.add_nodes(n)
     sink = net.add_nodes(1)
-    direct_rows: list[tuple[int, int, slice]] = []
+    # per class: a task stays with its previous active owner, or moves to a caught-up client or
+    # one that held its standby, or to any client through its subtopology's pool (one block)
+    tails: list[int] = []
+    heads: list[int] = []
+    caps: list[int] = []
+    class_costs: list[list[int]] = [[] for _ in levels]
+    direct: list[tuple[int, int, int]] = []
     for c, (cls, tasks) in enumerate(classes):
         if c % CHECK_EVERY == 0:
             budget.check("the streams active flow")
         net.supply(class0 + c, len(tasks))
-        # a task stays with its previous active owner, or moves to a caught-up client or one
-        # that held its standby ...
-        for dest in sorted(({cls.owner} if cls.owner >= 0 else set()) | cls.caught_up | cls.standbys):
-            cost = cls.cost(dest, weights)
-            arcs = net.add_arcs(class0 + c, sub_client0 + cls.sub * n + dest, len(tasks), cost)
-            direct_rows.append((c, dest, arcs))
-        # ... or to any client, through its subtopology's pool
-        net.add_arcs(class0 + c, pool0 + cls.sub, len(tasks), cls.cost(None, weights))
+        dests = sorted(({cls.owner} if cls.owner >= 0 else set()) | cls.caught_up | cls.standbys)
+        for dest in [*dests, None]:
+            if dest is not None:
+                direct.append((c, dest, len(tails)))
+            tails.append(class0 + c)
+            heads.append(sub_client0 + cls.sub * n + dest if dest is not None else pool0 + cls.sub)
+            caps.append(len(tasks))
+            for k, weights in enumerate(levels):
+                class_costs[k].append(cls.cost(dest, weights))
+    block = net.add_arcs(tails, heads, caps, class_costs[0])
+    for k in range(len(levels)):
+        costs[k].append(np.asarray(class_costs[k], dtype=np.int64))
+    direct_rows = np.array(direct, dtype=np.int64).reshape(-1, 3)
+    direct_rows[:, 2] += block.start
     pool_rows: list[tuple[int, slice]] = []
+    clients = np.arange(n)
     for s in range(n_subs):
         lo, hi = index.subtopology_bounds(s)
-        clients = np.arange(n)
-        pool_rows.append((s, net.add_arcs(pool0 + s, sub_client0 + s * n + clients, hi, 0)))
+        pool_rows.append((s, add(pool0 + s, sub_client0 + s * n + clients, hi, lambda w: 0)))
         stateful_sub = bool(index.stateful[index.task_sub == s].any())
         # task parallel balance: each client runs its share of the subtopology's tasks
         into = (stateful0 if stateful_sub else client0) + clients
-        net.add_arcs(sub_client0 + s * n + clients, into, hi, 0, lower=lo)
+        add(sub_client0 + s * n + clients, into, hi, lambda w: 0, lower=lo)
     lo_sf, hi_sf = index.stateful_bounds()
-    clients = np.arange(n)
     # stateful balance, softly: a client's stateful actives stay within its stateful share (its
     # standbys fill the rest; with no standbys, falling short of the share costs as much as
     # going over it: the total stateful actives are fixed, so these slopes are exact)
     if index.replicas == 0:
-        net.add_arcs(stateful0 + clients, client0 + clients, lo_sf, 0)
-        net.add_arcs(stateful0 + clients, client0 + clients, hi_sf - lo_sf, overflow)
-        net.add_arcs(stateful0 + clients, client0 + clients, n_tasks, 2 * overflow)
+        add(stateful0 + clients, client0 + clients, lo_sf, lambda w: 0)
+        add(stateful0 + clients, client0 + clients, hi_sf - lo_sf, lambda w: w.overflow)
+        add(stateful0 + clients, client0 + clients, n_tasks, lambda w: 2 * w.overflow)
     else:
         # standby pressure: past (share - previous standbys), each stateful active on a client
         # makes it drop a previous standby (one standby move), unless it is a promoted standby
         free = np.clip(hi_sf - index.previous_standby_counts(), 0, hi_sf)
-        net.add_arcs(stateful0 + clients, client0 + clients, free, 0)
-        net.add_arcs(stateful0 + clients, client0 + clients, hi_sf - free, weights.pressure)
-        net.add_arcs(stateful0 + clients, client0 + clients, n_tasks, overflow + weights.pressure)
+        add(stateful0 + clients, client0 + clients, free, lambda w: 0)
+        add(stateful0 + clients, client0 + clients, hi_sf - free, lambda w: w.pressure)
+        add(stateful0 + clients, client0 + clients, n_tasks, lambda w: w.overflow + w.pressure)
     lo, hi = index.active_bounds()
     # active task balance: each client runs its capacity-weighted share of all tasks
-    net.add_arcs(client0 + clients, sink, hi, 0, lower=lo)
+    add(client0 + clients, sink, hi, lambda w: 0, lower=lo)
     net.supply(sink, -n_tasks)
-    return net, direct_rows, pool_rows
+    level_costs = [np.concatenate(blocks) if blocks else np.zeros(0, np.int64) for blocks in costs]
+    return net, level_costs, direct_rows, pool_rows
 
 
 def _solve_standbys(
