@@ -14,10 +14,15 @@ from __future__ import annotations
 from models.streams_index import StreamsIndex
 
 FLOW_S_PER_TASK = 10e-6
-FLOW_S_PER_TASK_CLIENT = 0.09e-6
-"""the two flows and the certificate: measured 0.10 s at 10k tasks x 100 clients, 0.95 s at 10k x
-1,000, 0.31 s at 20k x 200, 1.43 s at 20k x 1,000 (the per-(subtopology, client) nodes and the
-clients' arcs grow with both)."""
+FLOW_S_PER_TASK_CLIENT = 0.012e-6
+FLOW_S_PER_CLIENT_PAIR = 0.6e-6
+"""the two flows and the certificate, measured 2026-11-24 (CPU, one core, after the active
+network was built in one block and solved level by level where its weighted sum would overflow):
+0.07 s at 10k tasks x 100 clients, 0.14 s at 20k x 200, 0.57 s at 10k x 1,000, 0.56 s at 20k x
+1,000, 1.04 s at 50k x 1,000, 1.65 s at 100k x 1,000, 3.2 s at 200k x 1,000 (proven optimal
+there; it used to be skipped). The tasks' classes and arcs grow with the tasks, the
+per-(subtopology, client) nodes with both, the standby pools (one arc per owner and client)
+with the clients squared; the figures are 1.4 to 1.9 times these."""
 STICKY_S_PER_TASK = 16e-6
 """the sticky heuristic: measured 7-15 us per task from 2k to 200k tasks."""
 ANSWER_S_FIXED = 0.01
@@ -28,8 +33,8 @@ written as JSON (measured 2.5-2.9 us per task at 10k and 200k tasks)."""
 
 def flows_s(index: StreamsIndex) -> float:
     """The optimal stages (both flows and the proof of a typical answer)."""
-    tasks = index.task_count
-    return FLOW_S_PER_TASK * tasks + FLOW_S_PER_TASK_CLIENT * tasks * index.client_count
+    tasks, clients = index.task_count, index.client_count
+    return FLOW_S_PER_TASK * tasks + FLOW_S_PER_TASK_CLIENT * tasks * clients + FLOW_S_PER_CLIENT_PAIR * clients**2
 
 
 def sticky_s(index: StreamsIndex) -> float:

@@ -21,7 +21,7 @@ from solvers.streams_stages import answer_s, flows_s, sticky_s
 
 @pytest.fixture(scope="module")
 def wide() -> dict[str, Any]:
-    """20k tasks x 1,000 clients: the flows are estimated at about 2 s, the sticky heuristic at 0.3 s."""
+    """20k tasks x 1,000 clients: the flows are estimated at about 1 s, the sticky heuristic at 0.3 s."""
     return streams_problem(20_000, 1_000)
 
 
@@ -34,7 +34,7 @@ def test_the_estimates_grow_with_the_tasks_and_the_clients(wide: dict[str, Any])
 
 
 def test_flows_and_heuristic_that_do_not_fit_are_skipped_for_the_quick_fill(wide: dict[str, Any]) -> None:
-    """With 150 ms left, neither the flows (~2 s) nor the heuristic (~0.3 s) start: the quick fill
+    """With 150 ms left, neither the flows (~1 s) nor the heuristic (~0.3 s) start: the quick fill
     answers, fallback true, each skip named with its estimate, and the metrics read it as the
     time limit."""
     solution = solve_streams(wide, budget=TimeBudget.of_ms(150))
@@ -49,7 +49,7 @@ def test_flows_and_heuristic_that_do_not_fit_are_skipped_for_the_quick_fill(wide
 
 
 def test_the_heuristic_runs_where_it_fits_though_the_flows_do_not(wide: dict[str, Any]) -> None:
-    solution = solve_streams({**wide, "options": {"time_limit_ms": 1_500}})
+    solution = solve_streams({**wide, "options": {"time_limit_ms": 1_000}})
     stats = solution.stats
     assert (stats.solver, stats.fallback) == ("sticky", True)
     assert "the streams active flow skipped: estimated" in stats.warnings[0]
