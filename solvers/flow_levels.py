@@ -21,6 +21,8 @@ from ortools.graph.python import min_cost_flow
 from solvers.errors import SolverFailure
 from solvers.flow_network import FlowNetwork, costs_fit
 
+ROUNDS_BETWEEN_CHECKS = 32
+
 
 def solve_by_levels(
     net: FlowNetwork, levels: Sequence[np.ndarray], between: Callable[[], None] = lambda: None
@@ -42,7 +44,7 @@ def solve_by_levels(
         if k == len(levels) - 1:
             break
         between()
-        distance = residual_distances(net.nodes, tails, heads, caps, costs, flow)
+        distance = residual_distances(net.nodes, tails, heads, caps, costs, flow, between)
         reduced = costs + distance[tails] - distance[heads]
         full = reduced < 0
         # an arc that is full in every optimal flow: its flow moves into the supplies
@@ -71,12 +73,20 @@ def _min_cost_flow(
 
 
 def residual_distances(
-    nodes: int, tails: np.ndarray, heads: np.ndarray, caps: np.ndarray, costs: np.ndarray, flow: np.ndarray
+    nodes: int,
+    tails: np.ndarray,
+    heads: np.ndarray,
+    caps: np.ndarray,
+    costs: np.ndarray,
+    flow: np.ndarray,
+    between: Callable[[], None] = lambda: None,
 ) -> np.ndarray:
     """Shortest distances in the residual network of an optimal `flow` from a source joined to
     every node at cost 0 (Bellman-Ford, all arcs relaxed at once per round): minus the node
     potentials, so that `costs + d[tails] - d[heads]` are the reduced costs. An optimal flow's
-    residual network has no negative cycle; one that does not settle raises SolverFailure."""
+    residual network has no negative cycle; one that does not settle raises SolverFailure.
+    `between` is called every ROUNDS_BETWEEN_CHECKS rounds (the rounds are as many as the longest
+    shortest path has arcs: a handful on the Streams network, up to the nodes in the worst case)."""
     forward, backward = flow < caps, flow > 0
     src = np.concatenate([tails[forward], heads[backward]])
     dst = np.concatenate([heads[forward], tails[backward]])
@@ -87,7 +97,9 @@ def residual_distances(
     distance = np.zeros(nodes, dtype=np.int64)
     if not len(targets):
         return distance
-    for _ in range(nodes + 1):
+    for round_ in range(nodes + 1):
+        if round_ % ROUNDS_BETWEEN_CHECKS == ROUNDS_BETWEEN_CHECKS - 1:
+            between()
         best = np.minimum.reduceat(distance[src] + weight, starts)
         improved = best < distance[targets]
         if not improved.any():

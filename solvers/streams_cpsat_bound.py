@@ -23,7 +23,8 @@ from ortools.sat.python import cp_model
 
 from models.streams_index import StreamsIndex
 from solvers.streams_bound import StreamsBound
-from solvers.streams_flow import StreamsTarget, deal_by_matching
+from solvers.streams_flow import StreamsTarget
+from solvers.streams_standby_dealing import deal_by_matching
 
 CPSAT_CELLS_LIMIT = 60_000
 """Beyond this many (class, client) cells the model is not tried."""
