@@ -16,7 +16,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from service.floor import answer_cost_ms
+from service.floor import answer_cost_ms, floor_estimate_ms
 from service.jobs import JobResult, Kind
 from service.pool import EXITED_REASON, FALLBACK_REASON, QUEUE_REASON, Timing, busy_error, overrun_error
 from service.request_body import ClientGone, media_type_error, read_body
@@ -138,9 +138,11 @@ async def solve_body(
     settings = services.settings
     margin_s = max(0.0, settings.response_margin_ms / 1000 - reply_reserve_s(body))
     hint_ms = min(time_limit_hint_ms(body) or settings.default_time_limit_ms, settings.max_time_limit_ms)
-    # the cheapest answer's cost, from the size alone; the solver process tells the deadline once parsed
-    cost_s = answer_cost_ms(kind, len(body) if isinstance(body, bytes) else 0, settings.floor_scale) / 1000
-    deadline = arrived + max(hint_ms / 1000, cost_s)
+    # the cheapest answer's cost and the floor, from the size alone; the solver process tells the
+    # deadline once parsed
+    size = len(body) if isinstance(body, bytes) else 0
+    cost_s = answer_cost_ms(kind, size, settings.floor_scale) / 1000
+    deadline = arrived + max(hint_ms / 1000, floor_estimate_ms(kind, size, settings.floor_scale) / 1000, cost_s)
     endpoint = f"/v1/assign/{kind}"
     try:
         result = await services.solvers.run(

@@ -32,7 +32,14 @@ MS_PER_UNIT: dict[Kind, float] = {"consumer": 0.00125, "streams": 0.0045}
 MS_PER_BODY_MB: dict[Kind, float] = {"consumer": 116.0, "streams": 245.0}
 """the whole floor per MB of body, for the web process, which knows only the body's size: the
 floor of the benchmarks' largest classes (Kafka-like claims; Streams with one standby) over their
-body sizes."""
+body sizes. The deadline the web process keeps until a solver process reports the real one."""
+CHEAPEST_MS_PER_BODY_MB: dict[Kind, float] = {"consumer": 116.0, "streams": 130.0}
+"""what the cheapest answer costs a solver process per MB of body (consumer: the floor's figure).
+Streams: measured 2026-11-24 00:11 (bench/RESULTS.md "Floor per size", session 25) 390 ms of CPU
+for the 5.09 MB 200k-task body and 970 ms for the 13.33 MB 500k one (77 and 73 ms per MB), about
+1.7 times that: below the Streams floor (about 3 times the CPU alone, kept for 8 requests at
+once), so a queued Streams request may wait for a solver process until its floor's deadline less
+this cost."""
 
 
 def floor_ms(kind: Kind, units: int, body_bytes: int, scale: float = 1.0) -> int:
@@ -43,10 +50,16 @@ def floor_ms(kind: Kind, units: int, body_bytes: int, scale: float = 1.0) -> int
     return round(scale * (MS_PER_MB[kind] * body_bytes / 1e6 + MS_PER_UNIT[kind] * units))
 
 
+def floor_estimate_ms(kind: Kind, body_bytes: int, scale: float = 1.0) -> int:
+    """The floor of a body of `body_bytes` bytes, estimated from its size alone (no free part):
+    the deadline the web process counts with until a solver process has parsed the request and
+    reports the real one."""
+    return round(scale * MS_PER_BODY_MB[kind] * body_bytes / 1e6)
+
+
 def answer_cost_ms(kind: Kind, body_bytes: int, scale: float = 1.0) -> int:
     """What the cheapest answer to a body of `body_bytes` costs a solver process (parsing,
     indexing, the quick fill, writing it), estimated from the size alone, with no free part: how
-    long before its deadline a queued request must start, how long the guard waits for a late
-    solver process's own quick fill rather than parse the body again in the fallback pool, and
-    the body's part of the deadline before a solver process has parsed it."""
-    return round(scale * MS_PER_BODY_MB[kind] * body_bytes / 1e6)
+    long before its deadline a queued request must start, and how long the guard waits for a late
+    solver process's own quick fill rather than parse the body again in the fallback pool."""
+    return round(scale * CHEAPEST_MS_PER_BODY_MB[kind] * body_bytes / 1e6)
