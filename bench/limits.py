@@ -13,6 +13,7 @@ time_limit_ms 1 (the cheapest valid answer the service gives), several times.
     python -m bench.limits                                   # all classes (~10 min)
     python -m bench.limits --classes consumer-1k,streams-10k
     python -m bench.limits --floor --repeat 5
+    python -m bench.limits --classes consumer-1M --limits 1000 --at-once 1,2,3,4,8   # capacity
 
 Writes its table to stdout and to bench/RESULTS.md (section "Time limits under load", or
 "Floor per size" with --floor).
@@ -292,10 +293,14 @@ def main() -> None:
     parser.add_argument("--floor", action="store_true", help="measure the floor instead (time_limit_ms 1, alone)")
     parser.add_argument("--repeat", type=int, default=3, help="--floor: requests per class")
     parser.add_argument("--cancel-trials", type=int, default=5, help="disconnect trials (0: none)")
+    parser.add_argument(
+        "--at-once", default=",".join(map(str, CONCURRENCY)), help="requests sent together, e.g. 1,2,4,8 (capacity)"
+    )
     parser.add_argument("--no-write", action="store_true", help="print only; leave bench/RESULTS.md alone")
     args = parser.parse_args()
     sizes = [SIZE_CLASSES[name] for name in args.classes.split(",")]
     limits = [int(x) for x in args.limits.split(",")]
+    concurrency = [int(x) for x in args.at_once.split(",")]
     env = {"STICKYD_AUTH": "off", "STICKYD_LOG_LEVEL": "warning"}
     started_load = load_average()
     if args.floor:
@@ -322,7 +327,7 @@ def main() -> None:
             problem = size.problem()
             validator = Validator(size.kind, problem)
             for limit_ms in limits:
-                for at_once in CONCURRENCY:
+                for at_once in concurrency:
                     rows.append(run_row(service, size, problem, validator, limit_ms, at_once))
                     print(rows[-1].line(), flush=True)
     waits = cancellation_ms(args.cancel_trials) if args.cancel_trials else None
