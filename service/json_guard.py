@@ -63,8 +63,9 @@ def load_object(body: bytes) -> dict[str, Any]:
 def load_object_fast(body: bytes) -> dict[str, Any]:
     """`load_object`, decoded by orjson when the body is an object without duplicate keys (the
     common case, about twice as fast); anything else goes through `load_object` for its exact
-    answer. Duplicates: orjson keeps a repeated key's last value silently, so the number of keys
-    decoded must equal the number of `:` outside strings in the bytes."""
+    answer. Duplicates: orjson keeps a repeated key's last value silently, so the decoded object
+    must give back every `:` of the body (`_no_pair_dropped`), or, with backslashes in it, the
+    number of keys decoded must equal the number of `:` outside strings in the bytes."""
     if LONG_NUMBER in body.translate(DIGITS_AS_ZERO):
         return load_object(body)
     try:
@@ -73,10 +74,24 @@ def load_object_fast(body: bytes) -> dict[str, Any]:
         return load_object(body)
     if not isinstance(data, dict):
         return load_object(body)
+    if b"\\" not in body and _no_pair_dropped(body, data):
+        return data
     keys = _decoded_keys(data)
     if body.count(b":") == keys or _colons_outside_strings(body) == keys:
         return data
     return load_object(body)
+
+
+def _no_pair_dropped(body: bytes, data: dict[str, Any]) -> bool:
+    """Whether decoding kept every key of a body without backslashes. Without them every string
+    is written back byte for byte, so encoding the decoded object again gives every `:` of the
+    body back, unless a repeated key's earlier pair (its own `:` at least) was dropped. About a
+    quarter of the cost of counting the decoded keys in Python (a 5 MB Streams body: 7 against
+    25 ms)."""
+    try:
+        return body.count(b":") == orjson.dumps(data).count(b":")
+    except orjson.JSONEncodeError:
+        return False
 
 
 def _decoded_keys(value: Any) -> int:
