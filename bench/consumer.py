@@ -57,6 +57,9 @@ FLOOR_SCALE = [0.0]
 """the main service's STICKYD_FLOOR_SCALE, also used for the solver process's job timed alone."""
 WARMED: list[httpx.Client] = []
 """services whose solver process has had its first large job (`_first_large_jobs`)."""
+SMALL_REPEAT = 20
+"""rows below 1M take the best of this many runs per column (a 10k job is ~10 ms: one scheduling
+hiccup on a shared 2-core machine is as large as the job); 1M rows run once."""
 DEFAULT_FLOOR_SCALE = 1.0
 """the 1M `time_limit_ms: 1000` row is also sent to a second service with the default floor."""
 
@@ -171,7 +174,8 @@ class Report:
             "**JSON bytes** = a solver process's job (`service.jobs.run_job`: bytes in, parse, solve, "
             "answer bytes out); **HTTP** = POST of the bytes to `stickyd serve` (one solver process) "
             "on loopback until the answer is read. kafka-python 3's StickyPartitionAssignor runs on the "
-            f"same group in a child process, capped at {PEER_CAP_S:.0f} s.",
+            f"same group in a child process, capped at {PEER_CAP_S:.0f} s. Rows below 1M are the best of "
+            f"{SMALL_REPEAT} runs per column; 1M rows run once.",
             "",
             "Targets (issue 14): 1M x 2,000 from a dict <= 1.0 s equal, <= 3.0 s unequal; HTTP <= 2x "
             "the in-process time; 10k x 1k >= 300x faster than kafka-python; the fallback <= 1.0 s at "
@@ -233,7 +237,7 @@ def run_case(
     problem = kafka_like_problem(partitions, members, layout=layout, shape=shape, event=event)
     problem["options"] = {"time_limit_ms": 600_000}
     body = contract_json_bytes(problem)
-    repeat = 1 if big else 3
+    repeat = 1 if big else SMALL_REPEAT
     if big:
         _first_large_jobs(report, clients, size, case, problem, body)
     d = min((from_dict(problem) for _ in range(repeat)), key=lambda t: t.seconds)
@@ -307,6 +311,11 @@ def _first_large_jobs(
             _row(size, case) + f"| {scale:g}, first large job | {cold.solver} | {proven} | {fell_back} "
             f"| {cold.seconds:.3f} | - |"
         )
+        if cold.seconds > TARGETS["service_1000ms_s"]:
+            report.miss(
+                f"{size} {case[1]} time_limit_ms 1000, the first large job of a fresh solver process "
+                f"(STICKYD_FLOOR_SCALE={scale:g}), answered in {cold.seconds:.2f} s"
+            )
         through_http(service, body)
         WARMED.append(service)
 
