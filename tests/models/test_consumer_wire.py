@@ -44,6 +44,8 @@ TAKEN = [
     b'{"topics":{"t":2},"members":[{"id":"a","topics":["t"],"owned":{"t":[0]}},{"id":"b","topics":["t"]}]}',
     b'{"topics":{"t":2},"members":[]}',
     b'{"topics":{"t":2},"members":[{"id":"a","topics":["t"],"owned" :\n {"t" : [ 1 ,0 ] } }]}',
+    b'{"topics":{"t":2},"members":[{"id":"a","topics":null,"generation":null,"rack":null,"owned":{"t":[0]}}]}',
+    b'{"topics":{"t":2},"members":[{"topics":["t"],"generation":3,"rack":"r1","owned":{"t":[0]}}]}',
 ]
 STEPPED_ASIDE = [
     _body({"t": [0], "u:1": [1]}).replace(b'"u:1":[1]', b'"t":[1]'),  # a key twice in one map
