@@ -62,6 +62,16 @@ SMALL_REPEAT = 20
 hiccup on a shared 2-core machine is as large as the job); 1M rows run once."""
 DEFAULT_FLOOR_SCALE = 1.0
 """the 1M `time_limit_ms: 1000` row is also sent to a second service with the default floor."""
+PREFAULT_MB = 768
+"""and to a third with the default floor whose solver processes touch this much heap at start
+(STICKYD_WORKER_PREFAULT_MB): its first large job is the row to compare with the second's."""
+ServiceKey = tuple[float, int]
+"""a service under test: (STICKYD_FLOOR_SCALE, STICKYD_WORKER_PREFAULT_MB)."""
+
+
+def _label(key: ServiceKey) -> str:
+    scale, prefault_mb = key
+    return f"{scale:g}, prefault {prefault_mb} MB" if prefault_mb else f"{scale:g}"
 
 
 def figures(problem: dict[str, Any], assignment: dict[str, dict[str, list[int]]]) -> dict[str, int]:
@@ -196,16 +206,18 @@ class Report:
             "",
             "A request with `time_limit_ms: 1000` through `stickyd serve` (HTTP, end to end), to a service with "
             "the floor off (`STICKYD_FLOOR_SCALE=0`: the limit is kept, a job past it plus the margin is handed "
-            "to the fallback pool) and to one with the default floor (1: the limit is raised to the floor for the "
-            "body's size, `service/floor.py`); the last column is the solver process's job, "
+            "to the fallback pool), to one with the default floor (1: the limit is raised to the floor for the "
+            "body's size, `service/floor.py`) and to one with the default floor whose solver processes touch "
+            f"{PREFAULT_MB} MB of heap when they start (`STICKYD_WORKER_PREFAULT_MB={PREFAULT_MB}`); "
+            "the last column is the solver process's job, "
             "`service.jobs.run_job`, on the same bytes in this process with that floor (what the web process "
             "waits for before the IPC). The rows marked `first large job` are each service's first 1M request "
             "(with `time_limit_ms: 1000`, on the first layout and event), for which its fresh solver process "
             "page-faults its heap in; after it the service answers that request once more with a 600 s limit, so "
             "the HTTP column and the other rows measure warm solver processes:",
             "",
-            "| size (P x M) | subscriptions | layout | event | STICKYD_FLOOR_SCALE | answered by | proven | fallback "
-            "| time s | the solver process's job alone, s (CPU s) |",
+            "| size (P x M) | subscriptions | layout | event | STICKYD_FLOOR_SCALE, prefault | answered by "
+            "| proven | fallback | time s | the solver process's job alone, s (CPU s) |",
             "|---|---|---|---|---:|---|---|---|---:|---:|",
             *self.service_rows,
             "",
@@ -223,14 +235,14 @@ def _row(size: str, case: tuple[str, str, str]) -> str:
 
 def run_case(
     report: Report,
-    clients: dict[float, httpx.Client],
+    clients: dict[ServiceKey, httpx.Client],
     partitions: int,
     members: int,
     case: tuple[str, str, str],
     peer: bool,
 ) -> None:
-    """`clients`: a service per STICKYD_FLOOR_SCALE, the main one (FLOOR_SCALE) first."""
-    client = clients[FLOOR_SCALE[0]]
+    """`clients`: the services under test, the main one (FLOOR_SCALE, no prefault) first."""
+    client = clients[(FLOOR_SCALE[0], 0)]
     layout, shape, event = case
     size = f"{partitions:,} x {members:,}"
     big = partitions >= 1_000_000
@@ -271,16 +283,16 @@ def run_case(
         report.miss(f"{size} {shape} {layout} {event}: the fallback took {f.seconds:.2f} s")
     if big and layout == MAIN_LAYOUT and event == "leave":
         timed = contract_json_bytes({**problem, "options": {"time_limit_ms": FALLBACK_LIMIT_MS}})
-        for scale, floor_client in clients.items():
+        for key, floor_client in clients.items():
             s = through_http(floor_client, timed)
-            alone = from_json_bytes(timed, replace(BENCH_LIMITS, floor_scale=scale))
+            alone = from_json_bytes(timed, replace(BENCH_LIMITS, floor_scale=key[0]))
             report.service_rows.append(
-                _row(size, case) + f"| {scale:g} | {s.solver} | {'yes' if s.optimal else 'no'} "
+                _row(size, case) + f"| {_label(key)} | {s.solver} | {'yes' if s.optimal else 'no'} "
                 f"| {'yes' if s.fallback else 'no'} | {s.seconds:.3f} | {alone.seconds:.3f} ({alone.cpu:.2f}) |"
             )
             if s.seconds > TARGETS["service_1000ms_s"]:
                 report.miss(
-                    f"{size} {shape} time_limit_ms 1000 through the service (STICKYD_FLOOR_SCALE={scale:g}) "
+                    f"{size} {shape} time_limit_ms 1000 through the service ({_label(key)}) "
                     f"answered in {s.seconds:.2f} s"
                 )
         if shape == "unequal":
@@ -291,7 +303,7 @@ def run_case(
 
 def _first_large_jobs(
     report: Report,
-    clients: dict[float, httpx.Client],
+    clients: dict[ServiceKey, httpx.Client],
     size: str,
     case: tuple[str, str, str],
     problem: dict[str, Any],
@@ -302,19 +314,19 @@ def _first_large_jobs(
     pages). Then the service answers `body` once more, so that the timed columns and rows measure
     warm solver processes."""
     timed = contract_json_bytes({**problem, "options": {"time_limit_ms": FALLBACK_LIMIT_MS}})
-    for scale, service in clients.items():
+    for key, service in clients.items():
         if service in WARMED:
             continue
         cold = through_http(service, timed)
         proven, fell_back = "yes" if cold.optimal else "no", "yes" if cold.fallback else "no"
         report.service_rows.append(
-            _row(size, case) + f"| {scale:g}, first large job | {cold.solver} | {proven} | {fell_back} "
+            _row(size, case) + f"| {_label(key)}, first large job | {cold.solver} | {proven} | {fell_back} "
             f"| {cold.seconds:.3f} | - |"
         )
         if cold.seconds > TARGETS["service_1000ms_s"]:
             report.miss(
                 f"{size} {case[1]} time_limit_ms 1000, the first large job of a fresh solver process "
-                f"(STICKYD_FLOOR_SCALE={scale:g}), answered in {cold.seconds:.2f} s"
+                f"({_label(key)}), answered in {cold.seconds:.2f} s"
             )
         through_http(service, body)
         WARMED.append(service)
@@ -355,14 +367,16 @@ def main() -> None:
         "STICKYD_MAX_TIME_LIMIT_MS": "600000",
         "STICKYD_LOG_LEVEL": "warning",
     }
-    scales = dict.fromkeys([FLOOR_SCALE[0], DEFAULT_FLOOR_SCALE])
+    keys: list[ServiceKey] = list(dict.fromkeys([(FLOOR_SCALE[0], 0), (DEFAULT_FLOOR_SCALE, 0)]))
+    keys.append((DEFAULT_FLOOR_SCALE, PREFAULT_MB))
     if max(p for p, _ in sizes) < 1_000_000:
-        scales = {FLOOR_SCALE[0]: None}  # the second service only serves the 1M rows
+        keys = keys[:1]  # the other services only serve the 1M rows
     with ExitStack() as stack:
-        clients = {}
-        for scale in scales:
-            service = stack.enter_context(running_service({**env, "STICKYD_FLOOR_SCALE": f"{scale:g}"}))
-            clients[scale] = stack.enter_context(httpx.Client(base_url=service.url, timeout=600))
+        clients: dict[ServiceKey, httpx.Client] = {}
+        for scale, prefault_mb in keys:
+            settings = {"STICKYD_FLOOR_SCALE": f"{scale:g}", "STICKYD_WORKER_PREFAULT_MB": str(prefault_mb)}
+            service = stack.enter_context(running_service({**env, **settings}))
+            clients[(scale, prefault_mb)] = stack.enter_context(httpx.Client(base_url=service.url, timeout=600))
         for partitions, members in sizes:
             for case in cases(partitions, others=not args.sticky_only):
                 # kafka-python takes up to ~90 s a row at 10k x 1k: on Kafka's sticky layout only

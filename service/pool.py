@@ -67,10 +67,11 @@ class SolverPool:
     or dead is replaced at once by the spare (started and warmed up beforehand), and a new spare
     starts in the background, so the next request does not wait for a process to start."""
 
-    def __init__(self, size: int, memory_cap_bytes: int, name: str = "solver") -> None:
+    def __init__(self, size: int, memory_cap_bytes: int, name: str = "solver", prefault_bytes: int = 0) -> None:
         self.size = size
         self.name = name
         self.memory_cap_bytes = memory_cap_bytes
+        self.prefault_bytes = prefault_bytes
         self.restarts = 0
         self.ready = False
         self._idle: IdleProcesses[SolverProcess] = IdleProcesses()
@@ -306,7 +307,9 @@ class SolverPool:
         task.add_done_callback(self._starting.discard)
 
     def _spawn(self) -> Awaitable[SolverProcess]:
-        return start_solver_process(self.memory_cap_bytes, on_exit=self._exited, on_free=self._freed)
+        return start_solver_process(
+            self.memory_cap_bytes, self.prefault_bytes, on_exit=self._exited, on_free=self._freed
+        )
 
     def _freed(self, worker: SolverProcess) -> None:
         """A working process answered its job: the longest-waiting request gets it at once."""

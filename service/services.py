@@ -24,8 +24,9 @@ class Services:
         self.metrics = Metrics()
         self._series_of: dict[tuple[str, str, int, str], tuple[Any, Any, Any, Any]] = {}
         cap = settings.worker_memory_mb * 1024 * 1024
-        self.solvers = SolverPool(settings.workers, cap, name="solver")
-        self.fallback = SolverPool(settings.fallback_workers, cap, name="fallback")
+        prefault = min(settings.worker_prefault_mb, settings.worker_memory_mb // 2) * 1024 * 1024
+        self.solvers = SolverPool(settings.workers, cap, name="solver", prefault_bytes=prefault)
+        self.fallback = SolverPool(settings.fallback_workers, cap, name="fallback", prefault_bytes=prefault)
         for pool in (self.solvers, self.fallback):
             pool.on_restart = self._count_restart(pool.name)
         self.limits = Limits(

@@ -40,6 +40,9 @@ class Settings(BaseSettings):
     """how long past that the fallback pool may take before the request gets a 503."""
     worker_memory_mb: int = Field(4096, ge=256)
     """a solver process above this resident size after a job is replaced by a fresh one."""
+    worker_prefault_mb: int = Field(0, ge=0, le=1023)
+    """a fresh solver process touches this much heap before it is ready (at most half of
+    worker_memory_mb), so its first large job does not page-fault it in; 0: off."""
     shutdown_grace_s: float = Field(10.0, ge=0)
     """on SIGTERM, requests in flight get this long to finish; then their solves are stopped."""
     header_timeout_s: float = Field(10.0, gt=0)

@@ -100,6 +100,7 @@ class SolverProcess:
 
 async def start_solver_process(
     memory_cap_bytes: int,
+    prefault_bytes: int = 0,
     on_exit: Callable[[SolverProcess], None] = lambda _worker: None,
     on_free: Callable[[SolverProcess], None] = lambda _worker: None,
 ) -> SolverProcess:
@@ -114,6 +115,7 @@ async def start_solver_process(
         str(cancel_fd),
         str(memory_cap_bytes),
         str(area.fileno()),
+        str(prefault_bytes),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         pass_fds=(cancel_fd, area.fileno()),
