@@ -83,6 +83,7 @@ def _keep_freed_memory() -> None:
 
 
 PREFAULT_CHUNK_BYTES = 64 << 20
+"""below MMAP_THRESHOLD_BYTES: the chunks come from the heap, which keeps them once freed."""
 
 
 def _prefault(total_bytes: int) -> None:
