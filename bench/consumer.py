@@ -26,6 +26,8 @@ from typing import Any
 
 import httpx
 import numpy as np
+from stickyd.cli.child_service import running_service
+from stickyd.models import ConsumerProblem, index_consumer_problem
 
 from bench.consumer_paths import (
     BENCH_LIMITS,
@@ -37,8 +39,6 @@ from bench.consumer_paths import (
 )
 from bench.layouts import EVENTS, LAYOUTS, SHAPES, contract_json_bytes, kafka_like_problem
 from bench.results import machine_line, write_section
-from cli.child_service import running_service
-from models import ConsumerProblem, index_consumer_problem
 
 SIZES = [(1_000_000, 2_000), (10_000, 1_000)]
 PEER_CAP_S = 120.0
@@ -181,7 +181,8 @@ class Report:
             "round robin, then members leaving and joining KIP-54 style, then 3% shuffled claims; "
             "`stale-dead` adds stale generations, tied claims and dead members). Each row is one "
             "request, timed end to end: **dict** = `solve_consumer(dict)` -> `ConsumerSolution`; "
-            "**JSON bytes** = a solver process's job (`service.jobs.run_job`: bytes in, parse, solve, "
+            "**JSON bytes** = a solver process's job "
+            "(`stickyd.service.processes.solve_job.run_job`: bytes in, parse, solve, "
             "answer bytes out); **HTTP** = POST of the bytes to `stickyd serve` (one solver process) "
             "on loopback until the answer is read. kafka-python 3's StickyPartitionAssignor runs on the "
             f"same group in a child process, capped at {PEER_CAP_S:.0f} s. Rows below 1M are the best of "
@@ -207,10 +208,12 @@ class Report:
             "A request with `time_limit_ms: 1000` through `stickyd serve` (HTTP, end to end), to a service with "
             "the floor off (`STICKYD_FLOOR_SCALE=0`: the limit is kept, a job past it plus the margin is handed "
             "to the fallback pool), to one with the default floor (1: the limit is raised to the floor for the "
-            "body's size, `service/floor.py`) and to one with the default floor whose solver processes touch "
+            "body's size, `service/admission/promise_floor.py`) and to one with the default floor "
+            "whose solver processes touch "
             f"{PREFAULT_MB} MB of heap when they start (`STICKYD_WORKER_PREFAULT_MB={PREFAULT_MB}`); "
             "the last column is the solver process's job, "
-            "`service.jobs.run_job`, on the same bytes in this process with that floor (what the web process "
+            "`stickyd.service.processes.solve_job.run_job`, on the same bytes in this process with that floor "
+            "(what the web process "
             "waits for before the IPC). The rows marked `first large job` are each service's first 1M request "
             "(with `time_limit_ms: 1000`, on the first layout and event), for which its fresh solver process "
             "page-faults its heap in; after it the service answers that request once more with a 600 s limit, so "

@@ -1,7 +1,7 @@
 """The ways a consumer request reaches the solver, each timed end to end, for bench/consumer.py.
 
 - from a dict: `solvers.solve_consumer(problem_dict)` -> `ConsumerSolution`;
-- from JSON bytes: what a solver process runs (`service.jobs.run_job`): bytes in, parse, solve,
+- from JSON bytes: what a solver process runs (`stickyd.service.processes.solve_job.run_job`): bytes in, parse, solve,
   the answer's JSON bytes out;
 - through HTTP: a POST of the same bytes to a running `stickyd serve` on loopback, until the
   whole answer is read (httpx, one keep-alive connection);
@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-
-from service.jobs import Limits, run_job
-from solvers import solve_consumer
-from solvers.budget import TimeBudget
+from stickyd.service.processes.solve_job import Limits, run_job
+from stickyd.solvers import solve_consumer
+from stickyd.solvers.budget import TimeBudget
 
 BENCH_LIMITS = Limits(
     max_partitions=2_000_000, max_members=20_000, default_time_limit_ms=2_000, max_time_limit_ms=600_000
@@ -99,7 +98,7 @@ def fallback_from_dict(problem: dict[str, Any], limit_ms: int) -> Timed:
 
 _RSS_PROBE = """
 import json, resource, sys
-from solvers import solve_consumer
+from stickyd.solvers import solve_consumer
 with open(sys.argv[1], "rb") as f:
     problem = json.loads(f.read())
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

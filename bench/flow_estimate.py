@@ -1,11 +1,11 @@
-"""The consumer flow's estimate against what the flow costs (solvers/consumer_estimate.py).
+"""The consumer flow's estimate against what the flow costs (solvers/consumer/flow_estimate.py).
 
 For Kafka-like groups with unequal subscriptions (bench/layouts.py: every layout, one member
 leaves or partitions are added), from 10k to 500k partitions and 100 to 5,000 members: the CPU time
 of the optimal solver's classes and flow (the least of three runs, and the last), the network's
 arcs and units, and the estimate at a pace of 1 (a core to itself); the estimate must be above
 the CPU time. Then how the dispatcher decides at small time limits: one request through a solver
-process's job (`service.jobs.run_job`) at several `time_limit_ms`, who answered and how long it
+process's job (`stickyd.service.processes.solve_job.run_job`) at several `time_limit_ms`, who answered and how long it
 took.
 
     python -m bench.flow_estimate                  # the grid and the limits (~1 min, one core)
@@ -22,16 +22,17 @@ import os
 import time
 from typing import Any
 
+from stickyd.models import ConsumerProblem, parse
+from stickyd.models.consumer.index import index_consumer_problem
+from stickyd.service.processes.solve_job import Limits, run_job, warm_up
+from stickyd.solvers.collector import collector_paused
+from stickyd.solvers.consumer.classes import build_classes
+from stickyd.solvers.consumer.dispatch import _uniform_unit_weights
+from stickyd.solvers.consumer.flow import solve_min_cost_flow
+from stickyd.solvers.consumer.flow_estimate import network_arcs, network_units, optimal_flow_s
+
 from bench.layouts import contract_json_bytes, kafka_like_problem
 from bench.results import machine_line, write_section
-from models import ConsumerProblem, parse
-from models.consumer_index import index_consumer_problem
-from service.jobs import Limits, run_job, warm_up
-from solvers.collector import collector_paused
-from solvers.consumer_classes import build_classes
-from solvers.consumer_dispatch import _uniform_unit_weights
-from solvers.consumer_estimate import network_arcs, network_units, optimal_flow_s
-from solvers.consumer_flow import solve_min_cost_flow
 
 SIZES = ((10_000, 1_000), (100_000, 100), (100_000, 1_000), (100_000, 5_000), (200_000, 100), (500_000, 200))
 LAYOUTS = ("sticky", "roundrobin", "range", "stale-dead")
@@ -122,7 +123,7 @@ def main() -> None:
             f"Load average at the start {start_load}, at the end {_load()}. {args.note}".strip(),
             "",
             "The optimal solver's flow (classes, flow, counts back to units; this process's CPU time) against "
-            "`solvers/consumer_estimate.py`'s estimate at a pace of 1 (a core to itself; the dispatcher "
+            "`solvers/consumer/flow_estimate.py`'s estimate at a pace of 1 (a core to itself; the dispatcher "
             "multiplies it by the pace it measures during each request). Kafka-like groups, unequal "
             f"subscriptions. Largest CPU / estimate: **{worst:.2f}** (the estimate must stay above 1).",
             "",

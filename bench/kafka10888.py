@@ -12,8 +12,9 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from stickyd.client.partitioner import UniformStickyPartitioner
+
 from bench.results import write_section
-from client.partitioner import UniformStickyPartitioner
 
 PARTITIONS = 12
 RECORD = 100

@@ -10,7 +10,7 @@ then a member leaves / joins / partitions are added. Each instance is written on
 JSON; every assignor reads that file.
 
 - stickyd: `solve_consumer` in this process (warm), timed from reading the file's bytes through the
-  service's JSON parser (`service.json_guard.load_object`) to the answer; `time_limit_ms` in the
+  service's JSON parser (`stickyd.service.http.json_guard.load_object`) to the answer; `time_limit_ms` in the
   request (default 60 s, `--stickyd-limit-ms`).
 - Kafka: plugins/kafka's test class `ConsumerAssignorBench` (`mvn package` builds it), one JVM per
   assignor and instance (serial GC, one core's worth, heap per size), capped at `--cap-s`; a capped
@@ -31,10 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stickyd.service.http.json_guard import load_object
+from stickyd.solvers import solve_consumer
+
 from bench.layouts import EVENTS, SHAPES, kafka_like_problem, write_problem_json
 from bench.results import machine_line, write_section
-from service.json_guard import load_object
-from solvers import solve_consumer
 from tests.kafka.jvm import APP_CLASSPATH
 
 BENCH_CLASS = "io.stickyd.kafka.bench.ConsumerAssignorBench"

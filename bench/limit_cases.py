@@ -8,10 +8,11 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from stickyd.models import ConsumerProblem, ConsumerSolution, index_consumer_problem, validate_consumer_solution
+from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
+from stickyd.models.streams.validation import validate_streams_solution
+
 from bench.layouts import contract_json_bytes, kafka_like_problem
-from models import ConsumerProblem, ConsumerSolution, index_consumer_problem, validate_consumer_solution
-from models.streams import StreamsProblem, StreamsSolution
-from models.streams_validation import validate_streams_solution
 
 Kind = Literal["consumer", "streams"]
 STREAMS_STATEFUL = 0.7

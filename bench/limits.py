@@ -34,12 +34,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from stickyd.cli.child_service import ServiceProcess, running_service
+from stickyd.service.admission.promise_floor import floor_ms
+from stickyd.service.settings import Settings
 
 from bench.limit_cases import DEFAULT_CLASSES, SIZE_CLASSES, SizeClass, Validator, with_time_limit
 from bench.results import machine_line, write_section
-from cli.child_service import ServiceProcess, running_service
-from service.floor import floor_ms
-from service.settings import Settings
 
 LIMITS_MS = (50, 200, 1000)
 CONCURRENCY = (1, 8)
@@ -242,7 +242,7 @@ def limits_report(rows: list[Row], started_load: str, env: dict[str, str], waits
 
 Each row: one body sent `at once` times on separate connections; times are the client's, from
 sending the request to the last byte of the answer. The promise is max(time_limit_ms, floor) +
-margin (the floor: `service/floor.py`, README "Floor per size"). Misses count answers over the
+margin (the floor: `service/admission/promise_floor.py`, README "Floor per size"). Misses count answers over the
 promise or not 200; `late`: answers of any status over the promise (a 503 with Retry-After given
 at once, when no solver process could take the request in time, is a miss but not late);
 `invalid`: 200 answers the shared validators reject; peak RSS sampled every
@@ -278,7 +278,7 @@ the floor turned off (`STICKYD_FLOOR_SCALE=0`, and `STICKYD_RESPONSE_MARGIN_MS=6
 the solver process itself answers: it answers a spent budget with its cheapest valid answer, the
 quick fill or the Streams sticky heuristic), times from the client, in ms; CPU: the median CPU
 time the service's processes (web and solver) spent on one such request, which a busy machine
-does not inflate; `floor` is what `service/floor.py` gives the size.
+does not inflate; `floor` is what `service/admission/promise_floor.py` gives the size.
 
 | class | units x people | body | min | median | max | CPU ms | floor ms |
 |---|---|---|---|---|---|---|---|

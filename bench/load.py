@@ -31,9 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stickyd.cli.child_service import ServiceProcess, running_service
+from stickyd.solvers import solve_consumer
+
 from bench.results import machine_line, write_section
-from cli.child_service import ServiceProcess, running_service
-from solvers import solve_consumer
 
 CONNECTIONS = (1, 32)
 HEALTH_EVERY_S = 0.1

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
+from stickyd.pipeline.generate import FleetShape, fleet_rows, trace_rows, write_jsonl
+from stickyd.pipeline.plan import PlanOptions, plan
+from stickyd.pipeline.replay import ReplayOptions, replay
+from stickyd.pipeline.spark import spark_session
 
 from bench.results import machine_line, write_section
-from pipeline.generate import FleetShape, fleet_rows, trace_rows, write_jsonl
-from pipeline.plan import PlanOptions, plan
-from pipeline.replay import ReplayOptions, replay
-from pipeline.spark import spark_session
 
 TARGET_S = 300.0
 TARGET_SPEEDUP = 1.6

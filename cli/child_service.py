@@ -52,7 +52,7 @@ def running_service(
     ):
         child_env.setdefault("STICKYD_DATA_DIR", data)
         child = subprocess.Popen(
-            [sys.executable, "-m", "cli", "serve"], env=child_env, stdout=log, stderr=subprocess.STDOUT, cwd=cwd
+            [sys.executable, "-m", "stickyd.cli", "serve"], env=child_env, stdout=log, stderr=subprocess.STDOUT, cwd=cwd
         )
         try:
             _wait_ready(url, child, startup_s, log)

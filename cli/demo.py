@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-
-from cli.tables import print_consumer_table, print_streams_table
-from models import ConsumerProblem, ConsumerSolution, parse
-from models.streams import StreamsProblem, StreamsSolution
+from stickyd.cli.tables import print_consumer_table, print_streams_table
+from stickyd.models import ConsumerProblem, ConsumerSolution, parse
+from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "service" / "examples"
 

@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:  # the service's client and models load when a command runs, not for `--help`
-    from client.http import StickydClient
-    from models.groups import GroupState
+    from stickyd.client.http import StickydClient
+    from stickyd.models.groups import GroupState
 
 groups_app = typer.Typer(
     help="The groups a running stickyd service remembers (/v1/groups); a token in STICKYD_TOKEN when it requires one.",
@@ -28,7 +28,7 @@ def _fail(message: str, code: int = 2) -> NoReturn:
 
 
 def _client(url: str) -> StickydClient:
-    from client.http import StickydClient
+    from stickyd.client.http import StickydClient
 
     # the token comes from STICKYD_TOKEN only, so it never shows in a process listing
     return StickydClient(url, timeout=30, retries=2)
@@ -37,8 +37,7 @@ def _client(url: str) -> StickydClient:
 def _call(url: str, action: Any) -> Any:
     """Run `action(client)`; one line and exit 2 for a refusal, 1 when the service is unreachable."""
     import httpx
-
-    from client.http import StickydError
+    from stickyd.client.http import StickydError
 
     try:
         with _client(url) as client:
@@ -55,7 +54,7 @@ def _when(epoch: float) -> str:
 
 def _owned(owned: dict[str, Any]) -> str:
     """Partitions per topic, or a Streams client's active/standby/warm-up tasks."""
-    from cli.tables import ranges
+    from stickyd.cli.tables import ranges
 
     if "active" in owned:
         roles = [("active", owned["active"])] + [(r, owned.get(r, [])) for r in ("standby", "warmup") if owned.get(r)]

@@ -11,16 +11,15 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
-
-from cli.groups import groups_app
-from cli.pipeline import pipeline_app
-from cli.snapshot import snapshot
-from cli.tokens import tokens_app
+from stickyd.cli.groups import groups_app
+from stickyd.cli.pipeline import pipeline_app
+from stickyd.cli.snapshot import snapshot
+from stickyd.cli.tokens import tokens_app
 
 if TYPE_CHECKING:
-    from cli.demo import DemoExample
-    from models import ConsumerSolution
-    from models.streams import StreamsSolution
+    from stickyd.cli.demo import DemoExample
+    from stickyd.models import ConsumerSolution
+    from stickyd.models.streams.problem import StreamsSolution
 
 app = typer.Typer(help="stickyd: provably balanced, minimally moving Kafka assignments.", no_args_is_help=True)
 solve_app = typer.Typer(help="Solve one problem in the contract's JSON format.", no_args_is_help=True)
@@ -58,9 +57,9 @@ def solve_consumer_command(
     table: Annotated[bool, typer.Option(help="print a table instead of the JSON response")] = False,
 ) -> None:
     """Assign a consumer group's partitions (contract section 1)."""
-    from cli.tables import print_consumer_table
-    from models import ConsumerProblem, ProblemError, parse
-    from solvers import solve_consumer
+    from stickyd.cli.tables import print_consumer_table
+    from stickyd.models import ConsumerProblem, ProblemError, parse
+    from stickyd.solvers import solve_consumer
 
     try:
         problem = parse(ConsumerProblem, _read(file))
@@ -79,10 +78,10 @@ def solve_streams_command(
     table: Annotated[bool, typer.Option(help="print a table instead of the JSON response")] = False,
 ) -> None:
     """Assign a Kafka Streams application's tasks (contract section 2)."""
-    from cli.tables import print_streams_table
-    from models import ProblemError, parse
-    from models.streams import StreamsProblem
-    from solvers import solve_streams
+    from stickyd.cli.tables import print_streams_table
+    from stickyd.models import ProblemError, parse
+    from stickyd.models.streams.problem import StreamsProblem
+    from stickyd.solvers import solve_streams
 
     try:
         streams_problem = parse(StreamsProblem, _read(file))
@@ -109,10 +108,9 @@ def serve(
     """Serve the v1 HTTP API. Every other setting comes from its STICKYD_* environment variable
     (README, "The HTTP service"): time limits, request bounds, the group store, shutdown grace."""
     import uvicorn
-
-    from service.app import create_app
-    from service.header_timeout import header_timeout_protocol
-    from service.settings import Settings
+    from stickyd.service.http.app import create_app
+    from stickyd.service.http.header_timeout import header_timeout_protocol
+    from stickyd.service.settings import Settings
 
     overrides: dict[str, Any] = {"host": host, "port": port, "workers": workers}
     try:
@@ -154,15 +152,15 @@ def demo(
     """Start `stickyd serve` on a free loopback port, send it the contract's example problems
     (embedded in the package) with the Python client, and print each answer as a before -> after
     table under one line saying what the example shows; stop the service."""
-    from cli.demo import run_demo
-    from solvers import solve_consumer, solve_streams
+    from stickyd.cli.demo import run_demo
+    from stickyd.solvers import solve_consumer, solve_streams
 
     console = Console()
     if in_process:
         run_demo(lambda kind, p: solve_streams(p) if kind == "streams" else solve_consumer(p), _title, console)
         return
-    from cli.child_service import running_service
-    from client.http import StickydClient
+    from stickyd.cli.child_service import running_service
+    from stickyd.client.http import StickydClient
 
     with running_service() as service, StickydClient(service.url) as client:
         url = service.url

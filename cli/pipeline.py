@@ -72,8 +72,8 @@ LogFile = Annotated[
 
 def _start_spark(master: str, level: SparkLogLevel, log: str | None, out: Path) -> Any:
     """Java there, then the session (the JVM's output to `log`, by default OUT/spark.log)."""
-    from pipeline.preflight import InputError, check_java
-    from pipeline.spark import spark_session
+    from stickyd.pipeline.preflight import InputError, check_java
+    from stickyd.pipeline.spark import spark_session
 
     try:
         check_java()
@@ -131,7 +131,7 @@ def generate(
     fleet_format: Annotated[InputFormat, typer.Option(help="fleet snapshot as jsonl or parquet")] = InputFormat.jsonl,
 ) -> None:
     """Write a seeded synthetic fleet snapshot, traffic metrics and churn traces."""
-    from pipeline.generate import FleetShape, fleet_rows, metrics_rows, trace_rows, write_jsonl, write_parquet
+    from stickyd.pipeline.generate import FleetShape, fleet_rows, metrics_rows, trace_rows, write_jsonl, write_parquet
 
     out.mkdir(parents=True, exist_ok=True)
     with console.status(f"generating {groups} groups"):
@@ -168,15 +168,15 @@ def plan(
 ) -> None:
     """Solve every group of a fleet snapshot; write assignments, stats, errors and a report."""
     _need_spark()
-    from pipeline.preflight import InputError, check_plan_inputs
+    from stickyd.pipeline.preflight import InputError, check_plan_inputs
 
     try:  # before Spark starts: a wrong input is refused in about a second
         check_plan_inputs(snapshot, input_format.value, metrics, service)
     except InputError as error:
         _fail(str(error))
     session = _start_spark(master, spark_log_level, spark_log, out)
-    from pipeline.plan import PlanOptions
-    from pipeline.plan import plan as run_plan
+    from stickyd.pipeline.plan import PlanOptions
+    from stickyd.pipeline.plan import plan as run_plan
 
     options = PlanOptions(
         snapshot, out, metrics, service, time_limit_ms, input_format.value, report.value, concurrency, batch_size
@@ -210,8 +210,8 @@ def replay(
 ) -> None:
     """Replay churn traces with every strategy; report moves, balance and time per event type."""
     _need_spark()
-    from pipeline.preflight import TRACE_COLUMNS, InputError, check_rows_input
-    from pipeline.replay_core import STRATEGIES
+    from stickyd.pipeline.preflight import TRACE_COLUMNS, InputError, check_rows_input
+    from stickyd.pipeline.replay_core import STRATEGIES
 
     if unknown := [s for s in strategy or () if s not in STRATEGIES]:
         _fail(f"--strategy: unknown {', '.join(unknown)} (choose from {', '.join(STRATEGIES)})")
@@ -220,8 +220,8 @@ def replay(
     except InputError as error:
         _fail(str(error))
     session = _start_spark(master, spark_log_level, spark_log, out)
-    from pipeline.replay import ReplayOptions
-    from pipeline.replay import replay as run_replay
+    from stickyd.pipeline.replay import ReplayOptions
+    from stickyd.pipeline.replay import replay as run_replay
 
     options = ReplayOptions(traces, out, tuple(strategy or STRATEGIES), time_limit_ms, "jsonl", report.value)
     try:

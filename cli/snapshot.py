@@ -55,8 +55,8 @@ def snapshot(
     write a fleet snapshot `stickyd pipeline plan` reads, with each group's lag."""
     if importlib.util.find_spec("confluent_kafka") is None or importlib.util.find_spec("kafka") is None:
         _fail("stickyd snapshot needs confluent-kafka and kafka-python: pip install 'stickyd[kafka]'")
-    from client.cluster_reader import ClusterError, read_cluster
-    from client.snapshot import lag_rows, write_snapshot
+    from stickyd.client.cluster_reader import ClusterError, read_cluster
+    from stickyd.client.snapshot import lag_rows, write_snapshot
 
     settings = _settings(bootstrap_server, config or [], command_config)
     try:

@@ -4,7 +4,7 @@
         pipeline plan hdfs:///fleet/snapshot.parquet --out /shared/plan-out --master submit
 """
 
-from cli.main import app
+from stickyd.cli.main import app
 
 if __name__ == "__main__":
     app(prog_name="stickyd")

@@ -12,9 +12,8 @@ from collections.abc import Mapping, Sequence
 
 from rich.console import Console
 from rich.table import Table
-
-from models import ConsumerProblem, ConsumerSolution
-from models.streams import StreamsProblem, StreamsSolution
+from stickyd.models import ConsumerProblem, ConsumerSolution
+from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
 
 Partitions = Mapping[str, Sequence[int]]
 

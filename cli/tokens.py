@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 if TYPE_CHECKING:
-    from service.store import Database
+    from stickyd.service.store import Database
 
 tokens_app = typer.Typer(
     help="Bearer tokens for the service (STICKYD_AUTH), in the database `stickyd serve` uses.",
@@ -23,8 +23,8 @@ def _fail(message: str) -> NoReturn:
 
 
 def _database() -> Database:
-    from service.settings import Settings
-    from service.store import open_database
+    from stickyd.service.settings import Settings
+    from stickyd.service.store import open_database
 
     try:
         settings = Settings()
@@ -37,7 +37,7 @@ def _database() -> Database:
 def create(tenant: Annotated[str, typer.Option("--tenant", help="the tenant the token acts for")]) -> None:
     """Create a token for TENANT and print it alone on stdout (it is stored only as a digest:
     this is the one time it is shown)."""
-    from service.store.tokens import create_token, tenant_name_error
+    from stickyd.service.store.tokens import create_token, tenant_name_error
 
     problem = tenant_name_error(tenant)
     if problem:
@@ -53,7 +53,7 @@ def create(tenant: Annotated[str, typer.Option("--tenant", help="the tenant the 
 @tokens_app.command("revoke")
 def revoke(token: Annotated[str, typer.Argument(help="the token to revoke, or - to read it from stdin")]) -> None:
     """Revoke TOKEN: from now on requests carrying it get 401."""
-    from service.store.tokens import revoke_token
+    from stickyd.service.store.tokens import revoke_token
 
     if token == "-":
         token = sys.stdin.readline().strip()

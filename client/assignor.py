@@ -26,9 +26,8 @@ from typing import Any
 
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
-
-from client.fallback import assign_consumer_or_solve
-from models import ConsumerSolution
+from stickyd.client.fallback import assign_consumer_or_solve
+from stickyd.models import ConsumerSolution
 
 log = logging.getLogger(__name__)
 

@@ -120,7 +120,7 @@ def read_cluster(settings: Mapping[str, str], groups: Iterable[str] = (), timeou
     state.skipped += [f"{g}: {kind} group (not a consumer group)" for g, kind in sorted(listed.items())
                       if kind not in ("classic", "consumer") and (not wanted or g in wanted)]  # fmt: skip
     state.skipped += [f"{g}: no such group" for g in sorted(wanted - set(listed))]
-    from client.coordinator_reads import describe_groups
+    from stickyd.client.coordinator_reads import describe_groups
 
     described, skipped = describe_groups(kafka_python_config(settings), classic, modern)
     state.skipped += skipped

@@ -6,16 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from client.cluster_reader import ClusterError, GroupState, MemberState, Partitions
+from stickyd.client.cluster_reader import ClusterError, GroupState, MemberState, Partitions
 
 
 def _messages() -> tuple[Any, Any]:
     """ConsumerGroupDescribe request/response classes from the schema in client/kafka_messages/."""
     global _MESSAGES
     if _MESSAGES is None:
+        import stickyd.client.kafka_messages as schemas
         from kafka.protocol.api_message import ApiMessage
-
-        import client.kafka_messages as schemas
 
         class ConsumerGroupDescribeRequest(ApiMessage, load_json=schemas):  # type: ignore[call-arg,misc]
             pass

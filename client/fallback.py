@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from client.http import StickydClient
-from models import ConsumerSolution
-from solvers import solve_consumer
+from stickyd.client.http import StickydClient
+from stickyd.models import ConsumerSolution
+from stickyd.solvers import solve_consumer
 
 
 def assign_consumer_or_solve(

@@ -11,6 +11,9 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
+from stickyd.models import ConsumerProblem, ConsumerSolution
+from stickyd.models.groups import GroupHistory, GroupList, GroupState, RebalanceResponse
+from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
 from tenacity import (
     AsyncRetrying,
     Retrying,
@@ -18,10 +21,6 @@ from tenacity import (
     stop_after_attempt,
     wait_exponential,
 )
-
-from models import ConsumerProblem, ConsumerSolution
-from models.groups import GroupHistory, GroupList, GroupState, RebalanceResponse
-from models.streams import StreamsProblem, StreamsSolution
 
 RETRYABLE = (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError)
 

@@ -19,7 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from client.cluster_reader import ClusterState, GroupState
+from stickyd.client.cluster_reader import ClusterState, GroupState
 
 COOPERATIVE_ASSIGNORS = ("cooperative-sticky",)
 

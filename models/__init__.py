@@ -1,15 +1,15 @@
 """The wire contract as data: problems, options, solutions, validation and errors."""
 
-from models.consumer import (
+from stickyd.models.consumer.index import ConsumerIndex, index_consumer_problem
+from stickyd.models.consumer.problem import (
     ConsumerMember,
     ConsumerOptions,
     ConsumerProblem,
     ConsumerSolution,
     ConsumerStats,
 )
-from models.consumer_index import ConsumerIndex, index_consumer_problem
-from models.consumer_validation import validate_consumer_solution
-from models.errors import ProblemError, parse
+from stickyd.models.consumer.validation import validate_consumer_solution
+from stickyd.models.errors import ProblemError, parse
 
 __all__ = [
     "ConsumerIndex",

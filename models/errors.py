@@ -58,7 +58,7 @@ def first_problem(error: ValidationError) -> ProblemError:
 
 def parse(model: type[M], data: Any, context: dict[str, Any] | None = None) -> M:
     """Validate a contract dict (or pass a model through), raising ProblemError. `context`:
-    pydantic's validation context (e.g. claim columns made from the bytes, models/consumer_wire.py)."""
+    pydantic's validation context (e.g. claim columns made from the bytes, models/consumer/wire.py)."""
     if isinstance(data, model):
         return data
     if not isinstance(data, dict):

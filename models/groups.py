@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
-
-from models import ConsumerSolution
-from models.streams import StreamsSolution
+from stickyd.models import ConsumerSolution
+from stickyd.models.streams.problem import StreamsSolution
 
 MAX_GRACE_MS = 7 * 86_400_000
 MemberId = Annotated[str, Field(min_length=1)]

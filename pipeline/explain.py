@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from models import ConsumerProblem, ConsumerSolution
-from models.streams import StreamsProblem, StreamsSolution
+from stickyd.models import ConsumerProblem, ConsumerSolution
+from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
 
 
 def _common(strategy: str, optimal: bool, fallback: bool, warnings: Sequence[str]) -> str | None:

@@ -1,15 +1,14 @@
 """Reading the pipeline's inputs into Spark: fleet snapshots and traces as numbered JSON rows.
 
 What can be checked without Spark (the file is there, its columns) is checked first by
-`pipeline.preflight`; the checks here cover what only Spark reads (hdfs://, s3a:// inputs).
+`stickyd.pipeline.preflight`; the checks here cover what only Spark reads (hdfs://, s3a:// inputs).
 """
 
 from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-
-from pipeline.preflight import METRICS_COLUMNS, InputError, check_exists, input_format
+from stickyd.pipeline.preflight import METRICS_COLUMNS, InputError, check_exists, input_format
 
 
 def read_rows(

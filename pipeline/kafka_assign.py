@@ -7,7 +7,7 @@ applications split a set of topics between them (one logical consumer group), ea
 need no shared folder, all of them get the same split, a restart gets back what it had, and a
 driver joining or leaving moves as few partitions as possible.
 
-    from pipeline.kafka_assign import kafka_assign
+    from stickyd.pipeline.kafka_assign import kafka_assign
 
     share = kafka_assign(
         group="clickstream", driver="driver-1", drivers=["driver-0", "driver-1", "driver-2"],
@@ -37,10 +37,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import httpx
-
-from client.http import GenerationConflict, StickydClient, StickydError
-from models import ConsumerSolution
-from solvers import solve_consumer
+from stickyd.client.http import GenerationConflict, StickydClient, StickydError
+from stickyd.models import ConsumerSolution
+from stickyd.solvers import solve_consumer
 
 log = logging.getLogger(__name__)
 

@@ -23,15 +23,14 @@ from typing import Any
 import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-
-from pipeline.inputs import read_metrics, read_rows
-from pipeline.outcomes import split_results
-from pipeline.preflight import FLEET_COLUMNS, check_plan_inputs, input_format
-from pipeline.report import fleet_chart, plan_sections, write_report
-from pipeline.rows import RESULT_SCHEMA
-from pipeline.solving import RESULT_FIELDS, solve_frames, solve_over_http
-from pipeline.spark import TaskProgress, parallelism, to_pandas, watching_tasks
-from pipeline.traffic import member_traffic, partition_rates
+from stickyd.pipeline.inputs import read_metrics, read_rows
+from stickyd.pipeline.outcomes import split_results
+from stickyd.pipeline.preflight import FLEET_COLUMNS, check_plan_inputs, input_format
+from stickyd.pipeline.report import fleet_chart, plan_sections, write_report
+from stickyd.pipeline.rows import RESULT_SCHEMA
+from stickyd.pipeline.solving import RESULT_FIELDS, solve_frames, solve_over_http
+from stickyd.pipeline.spark import TaskProgress, parallelism, to_pandas, watching_tasks
+from stickyd.pipeline.traffic import member_traffic, partition_rates
 
 __all__ = ["FLEET_COLUMNS", "PlanOptions", "PlanSummary", "plan"]
 DEFAULT_TIME_LIMIT_MS = 2_000

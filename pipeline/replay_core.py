@@ -7,11 +7,10 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from pydantic import ValidationError
-
-from models import ConsumerMember, ConsumerProblem
-from models.errors import first_problem
-from pipeline.traces import ChurnEvent, ChurnTrace, apply_event
-from solvers import solve_consumer
+from stickyd.models import ConsumerMember, ConsumerProblem
+from stickyd.models.errors import first_problem
+from stickyd.pipeline.traces import ChurnEvent, ChurnTrace, apply_event
+from stickyd.solvers import solve_consumer
 
 STRATEGIES = ("optimal", "sticky", "range", "roundrobin", "cooperative")
 """`cooperative` is the optimal target handed over with KIP-429's two rounds."""

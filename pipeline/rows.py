@@ -12,9 +12,9 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from models import ConsumerProblem, ConsumerSolution, ProblemError, parse
-from models.streams import StreamsProblem, StreamsSolution
-from pipeline.explain import consumer_limit, streams_limit
+from stickyd.models import ConsumerProblem, ConsumerSolution, ProblemError, parse
+from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
+from stickyd.pipeline.explain import consumer_limit, streams_limit
 
 Kind = Literal["consumer", "streams"]
 KINDS: tuple[Kind, ...] = ("consumer", "streams")
@@ -68,7 +68,7 @@ class Result:
     time_ms: float | None = None
     warnings: str | None = None
     limited_by: str | None = None
-    """What keeps the group from a proven, balanced optimum, in words (`pipeline.explain`); empty if nothing."""
+    """What keeps the group from a proven, balanced optimum, in words (`stickyd.pipeline.explain`); empty if nothing."""
     assignment: list[dict[str, Any]] = field(default_factory=list)
 
     def record(self) -> dict[str, Any]:

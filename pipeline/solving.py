@@ -7,12 +7,12 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from client.http import StickydClient, StickydError
-from models import ConsumerProblem
-from pipeline.outcomes import records_per_row
-from pipeline.preflight import ServiceUnavailable
-from pipeline.rows import FleetRow, Result, RowError, consumer_result, parse_row, streams_result
-from solvers import solve_consumer, solve_streams
+from stickyd.client.http import StickydClient, StickydError
+from stickyd.models import ConsumerProblem
+from stickyd.pipeline.outcomes import records_per_row
+from stickyd.pipeline.preflight import ServiceUnavailable
+from stickyd.pipeline.rows import FleetRow, Result, RowError, consumer_result, parse_row, streams_result
+from stickyd.solvers import solve_consumer, solve_streams
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-
-from models import ConsumerMember
+from stickyd.models import ConsumerMember
 
 EventType = Literal["join", "leave", "crash", "scale_out", "partitions_added"]
 EVENT_TYPES: tuple[str, ...] = ("join", "leave", "crash", "scale_out", "partitions_added")

@@ -35,7 +35,8 @@ class Settings(BaseSettings):
     response_margin_ms: int = Field(250, ge=30)
     """a solve still running this long past its request's deadline is stopped and the fallback pool answers."""
     floor_scale: float = Field(1.0, ge=0)
-    """the per-size floor (service/floor.py, measured on 2 cores) is multiplied by this; 0: no floor."""
+    """the per-size floor (service/admission/promise_floor.py, measured on 2 cores) is multiplied by this;
+    0: no floor."""
     fallback_limit_ms: int = Field(20_000, ge=1)
     """how long past that the fallback pool may take before the request gets a 503."""
     worker_memory_mb: int = Field(4096, ge=256)

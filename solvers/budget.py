@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from solvers.errors import SolveTimeout
+from stickyd.solvers.errors import SolveTimeout
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from stickyd.cli.child_service import ServiceProcess, running_service
+from stickyd.models import ConsumerProblem, ConsumerSolution, validate_consumer_solution
 
-from cli.child_service import ServiceProcess, running_service
-from models import ConsumerProblem, ConsumerSolution, validate_consumer_solution
 from tests.kafka.apache_kafka import ApacheKafka, apache_kafka_broker, stickyd_broker_properties
 from tests.kafka.jvm import kafka_jars_built
 from tests.kafka.switchboard import Switchboard
@@ -50,7 +50,7 @@ def example():
 def spark() -> Iterator[Any]:
     """One real local SparkSession (pyspark + pyarrow + the machine's Java 17) for every test that
     needs Spark, whatever its folder: a JVM starts once per test run."""
-    from pipeline.spark import spark_session
+    from stickyd.pipeline.spark import spark_session
 
     session = spark_session("local[2]", "stickyd-tests")
     yield session

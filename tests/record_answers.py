@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from service.jobs import Limits, run_job
+from stickyd.service.processes.solve_job import Limits, run_job
 
 RECORDING = Path(__file__).with_name("recorded_answers.json.gz")
 EXAMPLES = Path(__file__).parents[1] / "service" / "examples"

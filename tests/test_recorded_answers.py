@@ -9,7 +9,8 @@ import pytest
 
 from tests.record_answers import RECORDING, answer
 
-ROWS = json.loads(gzip.open(RECORDING, "rt", encoding="utf-8").read())
+with gzip.open(RECORDING, "rt", encoding="utf-8") as recording:
+    ROWS = json.load(recording)
 
 
 def test_the_recording_covers_both_problems_and_every_strategy() -> None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-VALIDATORS = ("models/consumer_validation.py", "models/streams_validation.py")
+VALIDATORS = ("models/consumer/validation.py", "models/streams/validation.py")
 TESTS = ("tests/models/test_consumer_validator.py", "tests/models/test_streams_validator.py")
 COPIED = ("models", "solvers", "service", "client", "pipeline", "cli", "bench", "tests", "pyproject.toml")
 

@@ -1,5 +1,5 @@
 """Groups as a resource: state kept between rebalances (contract section 4)."""
 
-from service.groups.routes import groups
+from stickyd.service.groups.routes import groups
 
 __all__ = ["groups"]

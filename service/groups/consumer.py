@@ -17,7 +17,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from service.groups.roster import Roster, build_roster, member_ids
+from stickyd.service.groups.roster import Roster, build_roster, member_ids
 
 
 @dataclass

@@ -1,10 +1,10 @@
 """One rebalance of a stored group: fence on the generation, fill in the stored state, solve in
-the solver processes (service.answering), store the new generation (one transaction), answer.
+the solver processes (stickyd.service.http.answering), store the new generation (one transaction), answer.
 
 Fencing: the caller's `generation` must be the group's current one (-1 for a group with none);
 anything else is 409 with the current generation, before any solving. Calls for one group in
 one process queue on a lock, so a loser learns its 409 at once; across processes the store's
-compare-and-set decides (service.store.groups), and a call that lost only to a write that did
+compare-and-set decides (stickyd.service.store.groups), and a call that lost only to a write that did
 not change the generation (members marked leaving) is run again.
 """
 
@@ -19,16 +19,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
-
-from models.errors import ProblemError, first_problem
-from models.groups import RebalanceRequest
-from service.answering import solve_body
-from service.groups.consumer import ConsumerRound, finish_consumer, prepare_consumer
-from service.groups.roster import RosterError
-from service.groups.streams import StreamsRound, finish_streams, prepare_streams
-from service.json_guard import load_object_fast
-from service.services import Services
-from service.store import Database, NewGeneration, Retention, StaleWrite, StoredGroup, commit_generation, load_group
+from stickyd.models.errors import ProblemError, first_problem
+from stickyd.models.groups import RebalanceRequest
+from stickyd.service.app_state import Services
+from stickyd.service.groups.consumer import ConsumerRound, finish_consumer, prepare_consumer
+from stickyd.service.groups.roster import RosterError
+from stickyd.service.groups.streams import StreamsRound, finish_streams, prepare_streams
+from stickyd.service.http.answering import solve_body
+from stickyd.service.http.json_guard import load_object_fast
+from stickyd.service.store import (
+    Database,
+    NewGeneration,
+    Retention,
+    StaleWrite,
+    StoredGroup,
+    commit_generation,
+    load_group,
+)
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +141,7 @@ def _stale(group_id: str, sent: int, current: int) -> Answer:
 
 def _parse(body: bytes) -> RebalanceRequest:
     """The request, or ProblemError naming the field (a key given twice included, as on
-    /v1/assign/*: service.json_guard)."""
+    /v1/assign/*: stickyd.service.http.json_guard)."""
     data = load_object_fast(body)
     try:
         return RebalanceRequest.model_validate(data)

@@ -14,9 +14,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
-
-from models.errors import first_problem
-from models.groups import (
+from stickyd.models.errors import first_problem
+from stickyd.models.groups import (
     GroupHistory,
     GroupList,
     GroupState,
@@ -25,11 +24,11 @@ from models.groups import (
     RebalanceRequest,
     RebalanceResponse,
 )
-from service.groups.rebalance import ATTEMPTS, Answer, GroupRebalancer, refusal
-from service.groups.tenancy import Tenant
-from service.jobs import JobResult
-from service.request_body import ClientGone, media_type_error, read_body
-from service.store import (
+from stickyd.service.groups.rebalance import ATTEMPTS, Answer, GroupRebalancer, refusal
+from stickyd.service.groups.tenancy import Tenant
+from stickyd.service.http.request_body import ClientGone, media_type_error, read_body
+from stickyd.service.processes.solve_job import JobResult
+from stickyd.service.store import (
     Retention,
     StaleWrite,
     StoredGroup,

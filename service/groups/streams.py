@@ -19,9 +19,9 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from models.streams import parse_task
-from models.streams_index import subtopology_key
-from service.groups.roster import Roster, RosterError, build_roster, member_ids
+from stickyd.models.streams.index import subtopology_key
+from stickyd.models.streams.problem import parse_task
+from stickyd.service.groups.roster import Roster, RosterError, build_roster, member_ids
 
 DEFAULT_ACCEPTABLE_RECOVERY_LAG = 10_000
 DEFAULT_MAX_WARMUP_REPLICAS = 2

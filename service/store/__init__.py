@@ -5,9 +5,9 @@ Other tables (e.g. tokens) map onto `Base` in their own module and add an Alembi
 `service/store/migrations/versions/`.
 """
 
-from service.store.base import DEFAULT_TENANT, Base
-from service.store.engine import Database, database_url, make_engine, open_database
-from service.store.groups import (
+from stickyd.service.store.base import DEFAULT_TENANT, Base
+from stickyd.service.store.engine import Database, database_url, make_engine, open_database
+from stickyd.service.store.groups import (
     NewGeneration,
     Retention,
     StaleWrite,

@@ -15,9 +15,8 @@ from typing import Any
 
 from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
-
-from service.store.engine import Database
-from service.store.tables import GenerationRow, GroupRow
+from stickyd.service.store.engine import Database
+from stickyd.service.store.tables import GenerationRow, GroupRow
 
 
 @dataclass(frozen=True)

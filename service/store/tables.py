@@ -9,8 +9,7 @@ from typing import Any
 
 from sqlalchemy import JSON, BigInteger, Boolean, Float, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
-
-from service.store.base import Base
+from stickyd.service.store.base import Base
 
 GROUP_ID_LENGTH = 255
 TENANT_LENGTH = 255
@@ -31,7 +30,7 @@ class GroupRow(Base):
     forgotten: Mapped[bool] = mapped_column(Boolean, default=False)
     grace_ms: Mapped[int] = mapped_column(BigInteger, default=0)
     state: Mapped[dict[str, Any]] = mapped_column(JSON)
-    """members, assignment (and Streams target), leaving and lost members: see service.groups."""
+    """members, assignment (and Streams target), leaving and lost members: see stickyd.service.groups."""
     created_at: Mapped[float] = mapped_column(Float)
     updated_at: Mapped[float] = mapped_column(Float)
 

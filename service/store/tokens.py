@@ -13,10 +13,9 @@ import time
 
 from sqlalchemy import Float, String, select, update
 from sqlalchemy.orm import Mapped, mapped_column
-
-from service.store.base import Base
-from service.store.engine import Database
-from service.store.tables import TENANT_LENGTH
+from stickyd.service.store.base import Base
+from stickyd.service.store.engine import Database
+from stickyd.service.store.tables import TENANT_LENGTH
 
 TOKEN_PREFIX = "stk_"
 TENANT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")

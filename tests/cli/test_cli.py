@@ -21,7 +21,7 @@ def test_solve_consumer_file_prints_the_response_json() -> None:
     assert result.returncode == 0, result.stderr
     response = json.loads(result.stdout)
     assert response["stats"]["moves"] == 2
-    from models import ConsumerSolution
+    from stickyd.models import ConsumerSolution
 
     assert_valid(load_example("consumer-kafka10121-join.json"), ConsumerSolution.model_validate(response))
 
@@ -50,7 +50,7 @@ def test_invalid_json_and_missing_file_exit_2_without_traceback() -> None:
 
 
 def test_demo_prints_every_example_with_what_it_shows_and_before_after() -> None:
-    from cli.demo import DEMO_EXAMPLES
+    from stickyd.cli.demo import DEMO_EXAMPLES
 
     result = _run("demo")
     assert result.returncode == 0, result.stderr

@@ -15,10 +15,9 @@ from pathlib import Path
 import httpx
 import jsonschema_rs
 import yaml
-
-from cli.child_service import ServiceProcess, free_port
-from service.app import create_app
-from service.settings import Settings
+from stickyd.cli.child_service import ServiceProcess, free_port
+from stickyd.service.http.app import create_app
+from stickyd.service.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
@@ -166,7 +165,7 @@ def test_postgres_is_the_services_store_and_starts_first() -> None:
 
 def test_the_pipeline_profiles_command_runs_outside_docker(tmp_path: Path, service: ServiceProcess) -> None:
     """The compose command, with /data as a folder here and `stickyd:8000` as a real service."""
-    from pipeline.generate import FleetShape, fleet_rows, write_jsonl
+    from stickyd.pipeline.generate import FleetShape, fleet_rows, write_jsonl
 
     write_jsonl(tmp_path / "fleet.jsonl", fleet_rows(5, FleetShape(groups=12, max_members=20, max_topics=5)))
     command = [

@@ -17,7 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from cli.child_service import free_port
+from stickyd.cli.child_service import free_port
+
 from tests.kafka.jvm import PLUGIN_JAR, java_command, kafka_jars_built, start_java, stop_java, write_log4j2
 
 READY_LINE = "Kafka Server started"

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import pytest
 from kafka.partitioner import DefaultPartitioner
 from kafka.partitioner.sticky import StickyPartitioner
+from stickyd.client.partitioner import UniformStickyPartitioner
 
-from bench.partitioner import RECORD_BYTES, run
-from client.partitioner import UniformStickyPartitioner
+from bench.broker.partitioner import RECORD_BYTES, run
 from tests.kafka.apache_kafka import ApacheKafka
 
 RECORDS = 20_000
@@ -50,6 +50,6 @@ def test_partition_counts_stay_within_the_byte_ledgers_bound(results: dict[str, 
     sender drains batches while a burst is still being appended, so stints vary (82-164 records
     measured, where tansu gave exactly 100), and at 20,000 records a single stint is up to 10% of
     a partition's mean: the issue's 5%-of-the-mean target holds at its 100,000 records
-    (`python -m bench.partitioner`, bench/RESULTS.md), not at this test's 20,000."""
+    (`python -m bench.broker.partitioner`, bench/RESULTS.md), not at this test's 20,000."""
     counts = results["ours"]["counts"]
     assert (max(counts) - min(counts)) * RECORD_BYTES <= 2 * BATCH_SIZE

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+from stickyd.models import ConsumerProblem
+from stickyd.solvers import solve_consumer
 
-from models import ConsumerProblem
-from solvers import solve_consumer
 from tests.kafka.apache_kafka import ApacheKafka
 
 STICKYD = [sys.executable, "-m", "cli"]
@@ -189,8 +189,7 @@ def test_pipeline_plan_on_the_snapshot_gives_the_moves_stickyd_would_make(
     RoundRobin's 2-2-2 is already optimal, so nothing moves. (The plan runs on the test run's shared
     SparkSession, as `stickyd pipeline plan` would.)"""
     import pandas as pd
-
-    from pipeline.plan import PlanOptions, plan
+    from stickyd.pipeline.plan import PlanOptions, plan
 
     summary = plan(spark, PlanOptions(str(snapshot_dir / "fleet.jsonl"), tmp_path / "plan"))
     assert (summary.solved, summary.rejected) == (3, 0)

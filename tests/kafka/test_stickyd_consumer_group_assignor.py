@@ -1,7 +1,7 @@
 """The KIP-848 server-side assignor `stickyd` inside a real Apache Kafka broker's group coordinator,
 with a real `stickyd serve` behind it: consumers on the new protocol (confluent-kafka,
 group.protocol=consumer, group.remote.assignor=stickyd) settle on the optimum of the contract,
-checked against the independent CP-SAT reference (tests/solvers/reference_consumer.py), through
+checked against the independent CP-SAT reference (tests/solvers/consumer/reference.py), through
 joins, leaves and added partitions; and when stickyd is gone or black-holed the group still
 rebalances (Kafka's uniform assignor in-process) while heartbeats keep flowing."""
 
@@ -14,12 +14,12 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
+from stickyd.cli.child_service import ServiceProcess
 
-from cli.child_service import ServiceProcess
 from tests.kafka.apache_kafka import STICKYD_TIMEOUT_MS, ApacheKafka
 from tests.kafka.consumer_protocol import TP, Feeder, Member, settle, wait_consumed
 from tests.kafka.switchboard import Switchboard
-from tests.solvers.reference_consumer import reference_objective
+from tests.solvers.consumer.reference import reference_objective
 
 Assignment = dict[str, frozenset[TP]]
 

@@ -13,9 +13,10 @@ import threading
 import time
 from pathlib import Path
 
-from cli.child_service import ServiceProcess
-from models.streams import StreamsProblem, StreamsSolution
-from models.streams_validation import validate_streams_solution
+from stickyd.cli.child_service import ServiceProcess
+from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
+from stickyd.models.streams.validation import validate_streams_solution
+
 from tests.kafka.apache_kafka import ApacheKafka
 from tests.kafka.streams_app import PARTITIONS, STATEFUL_SUBTOPOLOGY, Answer, StreamsApp, streams_app
 

@@ -8,9 +8,8 @@ import sys
 from typing import Any
 
 import pytest
-
-from models import ProblemError
-from solvers import solve_consumer
+from stickyd.models import ProblemError
+from stickyd.solvers import solve_consumer
 
 GOOD: dict[str, Any] = {
     "topics": {"orders": 12, "payments": 4},

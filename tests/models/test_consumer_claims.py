@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from models import ConsumerProblem
-from models.consumer_index import index_consumer_problem
+from stickyd.models import ConsumerProblem
+from stickyd.models.consumer.index import index_consumer_problem
 
 
 def _warnings(raw: dict[str, Any]) -> list[str]:

@@ -10,10 +10,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from models import ConsumerProblem, ConsumerSolution, index_consumer_problem, validate_consumer_solution
-from models.consumer_validation import unit_violations
-from solvers import solve_consumer
+from stickyd.models import ConsumerProblem, ConsumerSolution, index_consumer_problem, validate_consumer_solution
+from stickyd.models.consumer.validation import unit_violations
+from stickyd.solvers import solve_consumer
 
 JOIN: dict[str, Any] = {
     "topics": {"a": 4, "b": 5, "c": 3},

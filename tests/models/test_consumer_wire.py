@@ -1,4 +1,4 @@
-"""The consumer body decoded with its claims as columns (models/consumer_wire.py) is the exact
+"""The consumer body decoded with its claims as columns (models/consumer/wire.py) is the exact
 path's result or nothing: when it answers, the request and the claim columns equal what
 `load_object` + `owned_columns` make; for every odd body it steps aside (None), so the 4xx that
 names the field comes from the exact path as before. `run_job` answers the same status and body
@@ -11,14 +11,13 @@ from typing import Any
 
 import orjson
 import pytest
+import stickyd.service.processes.solve_job
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import service.jobs
-from models.consumer_owned import owned_columns
-from models.consumer_wire import decode_consumer
-from service.jobs import Limits, run_job
-from service.json_guard import load_object
+from stickyd.models.consumer.owned import owned_columns
+from stickyd.models.consumer.wire import decode_consumer
+from stickyd.service.http.json_guard import load_object
+from stickyd.service.processes.solve_job import Limits, run_job
 
 LIMITS = Limits(max_partitions=100_000, max_members=1_000, default_time_limit_ms=2_000, max_time_limit_ms=10_000)
 
@@ -106,9 +105,9 @@ def test_an_odd_body_is_left_to_the_exact_path(body: bytes) -> None:
 
 def _answer(body: bytes, fast: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[int, Any]:
     with monkeypatch.context() as patch:
-        patch.setattr(service.jobs, "COLUMN_DECODE_MIN_BYTES", 0)  # every body, however small
+        patch.setattr(stickyd.service.processes.solve_job, "COLUMN_DECODE_MIN_BYTES", 0)  # every body, however small
         if not fast:
-            patch.setattr(service.jobs, "decode_consumer", lambda _body: None)
+            patch.setattr(stickyd.service.processes.solve_job, "decode_consumer", lambda _body: None)
         result = run_job("consumer", body, LIMITS)
     if result.status != 200:
         return result.status, result.body
@@ -125,7 +124,7 @@ def test_run_job_answers_the_same_with_and_without_the_column_decoder(
 
 
 def test_a_bad_claim_is_named_by_the_exact_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(service.jobs, "COLUMN_DECODE_MIN_BYTES", 0)
+    monkeypatch.setattr(stickyd.service.processes.solve_job, "COLUMN_DECODE_MIN_BYTES", 0)
     result = run_job("consumer", _body({"t": [0, -3]}), LIMITS)
     assert result.status == 422
     assert orjson.loads(result.body)["field"] == "members[0].owned.t[1]"
@@ -181,11 +180,11 @@ def test_run_job_decodes_a_large_plain_body_by_columns(monkeypatch: pytest.Monke
         used.append(wire is not None)
         return wire
 
-    monkeypatch.setattr(service.jobs, "decode_consumer", spy)
+    monkeypatch.setattr(stickyd.service.processes.solve_job, "decode_consumer", spy)
     body = TAKEN[0]
-    monkeypatch.setattr(service.jobs, "COLUMN_DECODE_MIN_BYTES", len(body) + 1)
+    monkeypatch.setattr(stickyd.service.processes.solve_job, "COLUMN_DECODE_MIN_BYTES", len(body) + 1)
     assert run_job("consumer", body, LIMITS).status == 200
     assert used == []
-    monkeypatch.setattr(service.jobs, "COLUMN_DECODE_MIN_BYTES", len(body))
+    monkeypatch.setattr(stickyd.service.processes.solve_job, "COLUMN_DECODE_MIN_BYTES", len(body))
     assert run_job("consumer", body, LIMITS).status == 200
     assert used == [True]

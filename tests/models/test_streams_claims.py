@@ -1,4 +1,4 @@
-"""Claimed task names resolved in bulk (models/streams_claims.py) give the ids a dictionary of
+"""Claimed task names resolved in bulk (models/streams/claims.py) give the ids a dictionary of
 every task's name gives, name by name; names the bulk path cannot read (non-ASCII, long
 subtopology ids, leading zeros, a name without a partition) are left to the dictionary (None),
 never resolved differently."""
@@ -8,8 +8,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from models.streams_claims import resolve_task_names
+from stickyd.models.streams.claims import resolve_task_names
 
 Request = tuple[list[str], list[int], list[str]]
 SUB_IDS = st.sampled_from(["0", "1", "12", "a_b", "x", "topo__3", "1234567", "12345678", "é", "0_0", "_", "9"])

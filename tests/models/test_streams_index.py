@@ -1,4 +1,4 @@
-"""The Streams index reads claims in columns (models/streams_index.py): its previous owners,
+"""The Streams index reads claims in columns (models/streams/index.py): its previous owners,
 previous standby clients and caught-up clients are those a plain reading of the contract gives,
 claim by claim (the reference below); and the model's one-expression check of task names accepts
 exactly the names `parse_task` accepts."""
@@ -12,9 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
-
-from models.streams import StreamsClient, StreamsProblem, parse_task
-from models.streams_index import index_streams_problem
+from stickyd.models.streams.index import index_streams_problem
+from stickyd.models.streams.problem import StreamsClient, StreamsProblem, parse_task
 
 
 def reference_claims(problem: StreamsProblem) -> tuple[list[int], list[frozenset[int]], list[frozenset[int]]]:

@@ -10,11 +10,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from models.streams import StreamsProblem, StreamsSolution
-from models.streams_index import index_streams_problem
-from models.streams_validation import target_violations, validate_streams_solution
-from solvers import solve_streams
+from stickyd.models.streams.index import index_streams_problem
+from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
+from stickyd.models.streams.validation import target_violations, validate_streams_solution
+from stickyd.solvers import solve_streams
 
 PROBLEM: dict[str, Any] = {
     "subtopologies": [{"id": "0", "partitions": 6, "stateful": True}, {"id": "1", "partitions": 4, "stateful": False}],

@@ -1,13 +1,13 @@
 """`limited_by`: every answer that is not a proven, balanced optimum says in words what limits it
-(pipeline.explain, on real solver answers; no Spark)."""
+(stickyd.pipeline.explain, on real solver answers; no Spark)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from models import ConsumerProblem, parse
-from pipeline.explain import consumer_limit
-from solvers import solve_consumer
+from stickyd.models import ConsumerProblem, parse
+from stickyd.pipeline.explain import consumer_limit
+from stickyd.solvers import solve_consumer
 
 
 def _limit(problem: dict[str, Any], **solve: Any) -> str:

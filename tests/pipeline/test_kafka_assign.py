@@ -8,9 +8,8 @@ import threading
 from pathlib import Path
 
 import pytest
-
-from cli.child_service import ServiceProcess
-from pipeline.kafka_assign import DriverShare, kafka_assign
+from stickyd.cli.child_service import ServiceProcess
+from stickyd.pipeline.kafka_assign import DriverShare, kafka_assign
 
 TOPICS = {"clicks": 12, "views": 6}
 

@@ -9,14 +9,14 @@ from typing import Any
 import pandas as pd
 import pytest
 from pyspark.sql import SparkSession
+from stickyd.cli.child_service import ServiceProcess
+from stickyd.pipeline.generate import write_parquet
+from stickyd.pipeline.plan import PlanOptions, plan
+from stickyd.pipeline.rows import consumer_result, parse_row, streams_result
+from stickyd.pipeline.solving import ServiceUnavailable
+from stickyd.pipeline.spark import to_pandas
+from stickyd.solvers import solve_consumer, solve_streams
 
-from cli.child_service import ServiceProcess
-from pipeline.generate import write_parquet
-from pipeline.plan import PlanOptions, plan
-from pipeline.rows import consumer_result, parse_row, streams_result
-from pipeline.solving import ServiceUnavailable
-from pipeline.spark import to_pandas
-from solvers import solve_consumer, solve_streams
 from tests.pipeline.conftest import BAD_ROWS
 
 STATS = ["group_id", "kind", "strategy", "solver", "optimal", "fallback", "moves", "standby_moves", "owned",

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from cli.child_service import free_port
+from stickyd.cli.child_service import free_port
 
 SERVER_USER = "postgres"
 DATABASE_USER = "stickyd"

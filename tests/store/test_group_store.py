@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import inspect, text
-
-from service.store import (
+from stickyd.service.store import (
     Database,
     NewGeneration,
     Retention,

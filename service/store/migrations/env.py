@@ -1,12 +1,11 @@
-"""Alembic environment: migrations run on the connection service.store.engine hands over."""
+"""Alembic environment: migrations run on the connection stickyd.service.store.engine hands over."""
 
 from __future__ import annotations
 
+import stickyd.service.store.tables  # noqa: F401 - registers the group tables on Base.metadata
+import stickyd.service.store.tokens  # noqa: F401 - registers the tokens table on Base.metadata
 from alembic import context
-
-import service.store.tables  # noqa: F401 - registers the group tables on Base.metadata
-import service.store.tokens  # noqa: F401 - registers the tokens table on Base.metadata
-from service.store.base import Base
+from stickyd.service.store.base import Base
 
 connection = context.config.attributes["connection"]
 context.configure(connection=connection, target_metadata=Base.metadata, render_as_batch=True)

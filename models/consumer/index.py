@@ -1,0 +1,230 @@
+"""Index a consumer problem once: members by id, claims resolved, partitions grouped in units.
+
+A *unit* is what goes to one member as a whole: a single partition, or (KIP-315) partition
+number p of every topic of a co-partitioned group. Every solver and the validator work from
+the same `ConsumerIndex`, so claim resolution and eligibility are defined in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import chain
+
+import numpy as np
+from stickyd.models.consumer.claims import NO_OWNER, ReportedClaims, resolve_claims
+from stickyd.models.consumer.problem import ConsumerProblem
+
+__all__ = ["NO_OWNER", "ConsumerIndex", "UnitGroup", "index_consumer_problem"]
+
+
+@dataclass(frozen=True)
+class UnitGroup:
+    """Partition number p < `units` of every topic in `topics` goes to one member."""
+
+    topics: tuple[str, ...]
+    units: int
+    eligible: tuple[int, ...]
+    """Member indices that may take a unit: subscribers to the most topics of the group."""
+    weight: int
+    """partitions one unit gives any eligible member (the group topics it subscribes to)."""
+    claims: np.ndarray
+    """shape (len(topics), units): resolved claimant of partition p of topics[i], or -1."""
+    racks: tuple[tuple[frozenset[str] | None, ...], ...] | None = None
+    """per topic, per partition: the racks holding a replica, when the request gives them."""
+
+    @property
+    def name(self) -> str:
+        return "+".join(self.topics)
+
+    def subscribed_topics(self, member_topics: frozenset[str]) -> tuple[str, ...]:
+        return tuple(t for t in self.topics if t in member_topics)
+
+
+@dataclass(frozen=True)
+class ConsumerIndex:
+    members: tuple[str, ...]
+    """member ids, sorted: index i is the member's integer id everywhere."""
+    subscriptions: tuple[frozenset[str], ...]
+    """existing topics each member subscribes to."""
+    generations: tuple[int, ...]
+    racks: tuple[str | None, ...]
+    groups: tuple[UnitGroup, ...]
+    topics: dict[str, int]
+    """subscribed, existing topics and their partition counts."""
+    reported: ReportedClaims
+    """`reported[m]`: every in-range partition member m says it owns (cooperative revocation)."""
+    conflicted: dict[str, np.ndarray]
+    """topic -> partitions claimed by two members at the same highest generation."""
+    owned: int
+    """partitions with a valid claim after resolution that can be assigned."""
+    equal_subscriptions: bool
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def member_count(self) -> int:
+        return len(self.members)
+
+    @property
+    def has_racks(self) -> bool:
+        return any(g.racks is not None for g in self.groups) and any(self.racks)
+
+    @cached_property
+    def eligible_ids(self) -> tuple[np.ndarray, ...]:
+        """Per group, its `eligible` members as an int64 array, made once (groups read by the
+        same members share one array, as they share the tuple)."""
+        shared: dict[int, np.ndarray] = {}
+        for group in self.groups:
+            if id(group.eligible) not in shared:
+                shared[id(group.eligible)] = np.fromiter(group.eligible, dtype=np.int64, count=len(group.eligible))
+        return tuple(shared[id(group.eligible)] for group in self.groups)
+
+
+def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
+    """Resolve claims (KIP-341) and group partitions into units (KIP-315)."""
+    members = sorted(problem.members, key=lambda m: m.id)
+    warnings: list[str] = []
+    # members mostly share a subscription: each distinct list is looked at once
+    keys = [tuple(m.topics) for m in members]
+    existing = frozenset(problem.topics)  # set & set walks the smaller one: the subscription
+    distinct = {key: frozenset(key) & existing for key in dict.fromkeys(keys)}
+    missing = sorted(set().union(*distinct) - problem.topics.keys())
+    if missing:
+        warnings.append(f"subscribed topics with no partitions yet, ignored: {', '.join(missing)}")
+    subscriptions = tuple(map(distinct.__getitem__, keys))
+    subscribed = sorted(set().union(*subscriptions))
+    topics = {t: problem.topics[t] for t in subscribed}
+
+    member_ids = tuple(m.id for m in members)
+    claims = resolve_claims(members, member_ids, subscriptions, problem.topics, subscribed, claims_by_id(problem))
+    owner, conflicted, reported = claims.owner, claims.conflicted, claims.reported
+    warnings.extend(claims.warnings)
+
+    groups, cut = _unit_groups(problem, subscriptions, topics, owner)
+    if cut:
+        warnings.append(
+            f"{cut} partitions of co-partitioned topics beyond the group's smallest partition "
+            "count stay unassigned (KIP-315)"
+        )
+    owned = sum(int(np.count_nonzero(g.claims >= 0)) for g in groups)
+    equal = (
+        len(set(subscriptions)) == 1
+        and all(len(g.topics) == 1 for g in groups)
+        and not any(g.racks is not None for g in groups)
+    )
+    return ConsumerIndex(
+        members=member_ids,
+        subscriptions=subscriptions,
+        generations=tuple(m.generation for m in members),
+        racks=tuple(m.rack for m in members),
+        groups=tuple(groups),
+        topics=topics,
+        reported=reported,
+        conflicted=conflicted,
+        owned=owned,
+        equal_subscriptions=equal,
+        warnings=tuple(warnings),
+    )
+
+
+def claims_by_id(problem: ConsumerProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The claim columns made while validating, members renumbered in id order."""
+    columns = problem.owned_columns
+    if columns is None:
+        return None
+    order = sorted(range(len(problem.members)), key=lambda i: problem.members[i].id)
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    return rank[columns.member], columns.topic, columns.partition
+
+
+def _unit_groups(
+    problem: ConsumerProblem,
+    subscriptions: tuple[frozenset[str], ...],
+    topics: dict[str, int],
+    owner: dict[str, np.ndarray],
+) -> tuple[list[UnitGroup], int]:
+    joined = [sorted(set(g)) for g in problem.copartitioned]
+    in_group = {t for g in joined for t in g}
+    shapes = [tuple(g) for g in joined] + [(t,) for t in topics if t not in in_group]
+    groups: list[UnitGroup] = []
+    cut = 0
+    row = {t: i for i, t in enumerate(topics)}
+    reads = np.zeros((len(topics), len(subscriptions)), dtype=bool)
+    shared: dict[bytes, tuple[int, ...]] = {}
+    read_topic, reader = _reading_pairs(subscriptions, row)
+    reads[read_topic, reader] = True
+    # a single topic's readers, for all topics at once: row r's are columns[starts[r]:starts[r + 1]]
+    read_rows, columns = np.nonzero(reads)
+    starts = np.searchsorted(read_rows, np.arange(len(topics) + 1)).tolist()
+    for shape in sorted(shapes):
+        live = tuple(t for t in shape if t in topics)
+        if not live:
+            continue
+        units = min(problem.topics[t] for t in shape)
+        cut += sum(topics[t] - units for t in live)
+        # groups read by the same members share one tuple (equal subscriptions: all of them)
+        if len(live) == 1:
+            at = row[live[0]]
+            top = 1 if starts[at + 1] > starts[at] else 0
+            key = reads[at].tobytes()
+            if key not in shared:
+                shared[key] = tuple(columns[starts[at] : starts[at + 1]].tolist())
+            claims = owner[live[0]][None, :units]
+        else:
+            weight = reads[[row[t] for t in live]].sum(axis=0)
+            top = int(weight.max())
+            mask = (weight == top) & (top > 0)
+            key = mask.tobytes()
+            if key not in shared:
+                shared[key] = tuple(np.flatnonzero(mask).tolist())
+            claims = np.stack([owner[t][:units] for t in live]) if units else np.zeros((len(live), 0))
+        eligible = shared[key]
+        racks = None
+        if any(t in problem.partition_racks for t in live):
+            racks = tuple(
+                tuple(frozenset(r) if r else None for r in problem.partition_racks[t][:units])
+                if t in problem.partition_racks
+                else (None,) * units
+                for t in live
+            )
+        groups.append(
+            UnitGroup(
+                topics=live,
+                units=units,
+                eligible=eligible,
+                weight=top,
+                claims=claims.astype(np.int64),
+                racks=racks,
+            )
+        )
+    return groups, cut
+
+
+def _reading_pairs(subscriptions: tuple[frozenset[str], ...], row: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """(topic row, member) for every subscribed topic of every member: each distinct
+    subscription's topics looked up once, at C speed, then repeated for its members."""
+    distinct: dict[frozenset[str], int] = {}
+    which = np.fromiter((distinct.setdefault(s, len(distinct)) for s in subscriptions), np.int64, len(subscriptions))
+    sizes = np.fromiter(map(len, distinct), dtype=np.int64, count=len(distinct))
+    flat = np.fromiter(map(row.__getitem__, chain.from_iterable(distinct)), np.int64, int(sizes.sum()))
+    first = np.cumsum(sizes) - sizes
+    per_member = sizes[which]
+    out_first = np.cumsum(per_member) - per_member
+    at = np.arange(int(per_member.sum()), dtype=np.int64) + np.repeat(first[which] - out_first, per_member)
+    return flat[at], np.repeat(np.arange(len(subscriptions), dtype=np.int64), per_member)
+
+
+def eligible_masks(index: ConsumerIndex) -> list[np.ndarray]:
+    """Per topic group, which members may own its units (a bool mask over the members and the
+    no-owner slot); groups read by the same members share one mask (their `eligible` tuple is
+    one object)."""
+    shared: dict[int, np.ndarray] = {}
+    masks: list[np.ndarray] = []
+    for group, members in zip(index.groups, index.eligible_ids, strict=True):
+        mask = shared.get(id(group.eligible))
+        if mask is None:
+            mask = shared[id(group.eligible)] = np.zeros(index.member_count + 1, dtype=bool)
+            mask[members] = True
+        masks.append(mask)
+    return masks

@@ -1,0 +1,121 @@
+"""Consumer-group assignment: the contract's section 1 as frozen pydantic models."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation, ValidationInfo, model_validator
+from stickyd.models.consumer.owned import OwnedColumns, OwnedMap, TopicName, owned_columns
+from stickyd.models.int_ranges import Int32
+
+MemberId = Annotated[str, Field(min_length=1)]
+
+OWNED_COLUMNS_GIVEN = "owned_columns"
+"""validation-context key: the members' claim columns, already checked (models/consumer/wire.py)."""
+
+ConsumerStrategy = Literal["optimal", "sticky", "range", "roundrobin"]
+Protocol = Literal["eager", "cooperative"]
+
+TopicPartitions = dict[str, list[int]]
+"""topic -> sorted partition numbers."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+class ConsumerMember(_Frozen):
+    """One group member's JoinGroup subscription, with its KIP-341 claims."""
+
+    id: MemberId
+    topics: list[TopicName]
+    owned: SkipValidation[OwnedMap] = Field(default_factory=dict)
+    """checked (as `OwnedMap`) by ConsumerProblem for all members at once: models/consumer/owned.py."""
+    generation: Annotated[Int32, Field(ge=-1)] = -1
+    rack: Annotated[str, Field(min_length=1)] | None = None
+
+
+class ConsumerOptions(_Frozen):
+    strategy: ConsumerStrategy = "optimal"
+    time_limit_ms: Annotated[int, Field(gt=0, le=3_600_000)] | None = None
+    protocol: Protocol = "eager"
+    max_imbalance: Annotated[Int32, Field(ge=0)] = 0
+
+
+class ConsumerProblem(_Frozen):
+    """A rebalance: partitions per topic, the members' subscriptions and what they own."""
+
+    topics: dict[TopicName, Annotated[Int32, Field(ge=0)]]
+    members: Annotated[list[ConsumerMember], Field(min_length=1)]
+    options: ConsumerOptions = Field(default_factory=ConsumerOptions)
+    copartitioned: list[Annotated[list[TopicName], Field(min_length=1)]] = Field(default_factory=list)
+    partition_racks: dict[TopicName, list[list[Annotated[str, Field(min_length=1)]]]] = Field(default_factory=dict)
+    _owned_columns: OwnedColumns | None = PrivateAttr(default=None)
+
+    @property
+    def owned_columns(self) -> OwnedColumns | None:
+        """every member's claims as columns (members in request order; topics by position in
+        `sorted(topics)`), made while validating; None for a model made without validation."""
+        return self._owned_columns
+
+    @model_validator(mode="after")
+    def _check_cross_fields(self, info: ValidationInfo) -> ConsumerProblem:
+        # claim columns the caller already made from the request's bytes (models/consumer/wire.py)
+        given = info.context.get(OWNED_COLUMNS_GIVEN) if isinstance(info.context, dict) else None
+        if isinstance(given, OwnedColumns):
+            self._owned_columns = given
+        else:
+            position = {t: i for i, t in enumerate(sorted(self.topics))}
+            self._owned_columns = owned_columns([m.owned for m in self.members], position)
+        seen: dict[str, int] = {}
+        for i, member in enumerate(self.members):
+            if member.id in seen:
+                raise ValueError(
+                    f"members[{i}].id: duplicate member id {member.id!r} (also members[{seen[member.id]}])"
+                )
+            seen[member.id] = i
+        grouped: dict[str, int] = {}
+        for g, group in enumerate(self.copartitioned):
+            for j, topic in enumerate(group):
+                where = f"copartitioned[{g}][{j}]"
+                if topic not in self.topics:
+                    raise ValueError(f"{where}: unknown topic {topic!r} (not in topics)")
+                if topic in grouped:
+                    other = grouped[topic]
+                    detail = "twice in this group" if other == g else f"also in copartitioned[{other}]"
+                    raise ValueError(f"{where}: topic {topic!r} is {detail}")
+                grouped[topic] = g
+        for topic, racks in self.partition_racks.items():
+            where = f"partition_racks.{topic}"
+            if topic not in self.topics:
+                raise ValueError(f"{where}: unknown topic {topic!r} (not in topics)")
+            if len(racks) != self.topics[topic]:
+                raise ValueError(
+                    f"{where}: {len(racks)} rack lists, but {topic} has "
+                    f"{self.topics[topic]} partitions (one list per partition)"
+                )
+        return self
+
+
+class ConsumerStats(_Frozen):
+    strategy: ConsumerStrategy
+    solver: str
+    optimal: bool
+    fallback: bool
+    moves: int
+    kept: int
+    owned: int
+    min_load: int
+    max_load: int
+    time_ms: float
+    warnings: list[str] = Field(default_factory=list)
+
+
+class ConsumerSolution(_Frozen):
+    """The answer: who consumes what now, and (cooperative) what must be revoked first."""
+
+    assignment: dict[str, TopicPartitions]
+    revoke: dict[str, TopicPartitions] = Field(default_factory=dict)
+    target: dict[str, TopicPartitions] | None = None
+    unassigned: TopicPartitions = Field(default_factory=dict)
+    stats: ConsumerStats

@@ -1,0 +1,109 @@
+"""What the routes share, built once per app from its settings: the solver pools, the limits, the
+metrics, and the one place that records an answer (metrics and the access log line)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import Request
+from stickyd.service.http.metrics import Metrics
+from stickyd.service.processes.pool import SolverPool, Timing
+from stickyd.service.processes.solve_job import JobResult, Limits
+from stickyd.service.settings import Settings
+
+log = logging.getLogger("stickyd.access")
+
+
+class Services:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.metrics = Metrics()
+        self._series_of: dict[tuple[str, str, int, str], tuple[Any, Any, Any, Any]] = {}
+        cap = settings.worker_memory_mb * 1024 * 1024
+        prefault = min(settings.worker_prefault_mb, settings.worker_memory_mb // 2) * 1024 * 1024
+        self.solvers = SolverPool(settings.workers, cap, name="solver", prefault_bytes=prefault)
+        self.fallback = SolverPool(settings.fallback_workers, cap, name="fallback", prefault_bytes=prefault)
+        for pool in (self.solvers, self.fallback):
+            pool.on_restart = self._count_restart(pool.name)
+        self.limits = Limits(
+            max_partitions=settings.max_partitions,
+            max_members=settings.max_members,
+            default_time_limit_ms=settings.default_time_limit_ms,
+            max_time_limit_ms=settings.max_time_limit_ms,
+            max_subscriptions=settings.max_subscriptions,
+            max_task_replicas=settings.max_task_replicas,
+            max_subtopology_clients=settings.max_subtopology_clients,
+            floor_scale=settings.floor_scale,
+        )
+
+    def _count_restart(self, pool: str) -> Callable[[str], None]:
+        def count(reason: str) -> None:
+            self.metrics.worker_restarts.labels(pool, reason).inc()
+
+        return count
+
+    @property
+    def ready(self) -> bool:
+        return self.solvers.ready and self.fallback.ready
+
+    @property
+    def restarts(self) -> int:
+        return self.solvers.restarts + self.fallback.restarts
+
+    async def start(self) -> None:
+        await self.solvers.start()
+        await self.fallback.start()
+
+    async def close(self) -> None:
+        await asyncio.gather(self.solvers.close(), self.fallback.close())
+
+    def record(self, endpoint: str, result: JobResult, elapsed: float, timing: Timing) -> None:
+        requests, latency, queue_wait, solve = self._series(endpoint, result.strategy, result.status, result.solver)
+        requests.inc()
+        latency.observe(elapsed)
+        queue_wait.observe(timing.queue_wait_s)
+        if solve is not None:
+            solve.observe(result.solve_ms / 1000)
+            if result.fallback:
+                self.metrics.fallbacks.labels(endpoint, result.fallback_cause).inc()
+        if result.status != 200:
+            self.metrics.rejected.labels(endpoint, str(result.status)).inc()
+        log.info(
+            "endpoint=%s status=%d partitions=%d members=%d strategy=%s solver=%s optimal=%s fallback=%s "
+            "queue_ms=%.1f ms=%.1f",
+            endpoint,
+            result.status,
+            result.partitions,
+            result.members,
+            result.strategy,
+            result.solver,
+            result.optimal,
+            result.fallback,
+            timing.queue_wait_s * 1000,
+            elapsed * 1000,
+        )
+
+    def _series(self, endpoint: str, strategy: str, status: int, solver: str) -> tuple[Any, Any, Any, Any]:
+        """The labelled series one answer updates, looked up once per label combination (a
+        `labels()` call takes a lock and builds its key each time)."""
+        key = (endpoint, strategy, status, solver)
+        found = self._series_of.get(key)
+        if found is None:
+            m = self.metrics
+            found = (
+                m.requests.labels(endpoint, strategy, str(status)),
+                m.latency.labels(endpoint, strategy),
+                m.queue_wait.labels(endpoint),
+                m.solve.labels(endpoint, solver) if status == 200 else None,  # no empty series for a 4xx
+            )
+            self._series_of[key] = found
+        return found
+
+
+async def get_services(request: Request) -> Services:
+    """Async, so that FastAPI does not hop to its thread pool to call it."""
+    services: Services = request.app.state.services
+    return services

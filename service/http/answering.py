@@ -1,0 +1,216 @@
+"""One assignment request from arrival to answer, keeping the promise that the time limit is the
+response time: the deadline counts from arrival (queueing included), the solver process's stages
+share what is left, a solve still running at the deadline plus the response margin is stopped and
+the fallback pool answers (bounded by STICKYD_FALLBACK_LIMIT_MS, else a 503), and a client that
+goes away has its solve stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import re
+import time
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from stickyd.service.admission.promise_floor import answer_cost_ms, floor_estimate_ms
+from stickyd.service.app_state import Services
+from stickyd.service.http.request_body import ClientGone, media_type_error, read_body
+from stickyd.service.processes.pool import (
+    EXITED_REASON,
+    FALLBACK_REASON,
+    QUEUE_REASON,
+    Timing,
+    busy_error,
+    overrun_error,
+)
+from stickyd.service.processes.solve_job import JobResult, Kind
+
+log = logging.getLogger("stickyd.access")
+
+TIME_LIMIT_HINT = re.compile(rb'"time_limit_ms"\s*:\s*([0-9]{1,9})')
+CLIENT_GONE = "the client went away"
+REPLY_RESERVE_S = 0.02
+"""Kept from the response margin for sending the answer."""
+REPLY_S_PER_MB = 0.003
+"""and per MB of body, whose answer is of its order (1M partitions: a 12-32 MB body, a 7-19 MB
+answer, tens of ms to write to the client and for it to read)."""
+PATIENCE_FACTOR = 2.0
+"""A solve past its guard is given this many times its body's answer cost to answer itself (its
+process answers a spent budget with its quick fill) before it counts as stuck and the fallback
+pool parses the body again: a loaded machine makes every stage slower, not only the first."""
+CHEAP_S = 0.05
+"""A request no solver process could take in time goes to the fallback pool only when its
+cheapest answer costs at most this: every core is busy with the solver processes then, and a
+third large job would make all three late."""
+START_RESERVE_S = 0.02
+"""A queued request must start at least this long before its guard, besides its answer's cost:
+it waits for a solver process as long as it can still be answered within the promise."""
+
+
+def time_limit_hint_ms(body: bytes | dict[str, Any]) -> int | None:
+    """The request's time_limit_ms as far as a byte scan can tell, without parsing on the event
+    loop (or as a parsed request says). Only bounds the wait for an idle solver process: the
+    solver process reads the real one."""
+    if isinstance(body, dict):
+        options = body.get("options")
+        said = options.get("time_limit_ms") if isinstance(options, dict) else None
+        return said if isinstance(said, int) and not isinstance(said, bool) and said > 0 else None
+    at = body.rfind(b'"time_limit_ms"')
+    if at < 0:
+        return None
+    match = TIME_LIMIT_HINT.match(body, at)
+    return int(match.group(1)) if match else None
+
+
+def reply_reserve_s(body: bytes | dict[str, Any]) -> float:
+    """What is kept from the response margin for writing the answer to the client."""
+    return REPLY_RESERVE_S + (REPLY_S_PER_MB * len(body) / 1e6 if isinstance(body, bytes) else 0.0)
+
+
+async def answer(kind: Kind, request: Request, services: Services) -> Response:
+    arrived = time.monotonic()
+    settings = services.settings
+    endpoint = f"/v1/assign/{kind}"
+    try:
+        body = media_type_error(request) or await read_body(request, settings.max_body_bytes, settings.body_timeout_s)
+    except ClientGone:
+        log.info("endpoint=%s client disconnected before its body was complete", endpoint)
+        services.metrics.disconnects.labels(endpoint, "body").inc()
+        return Response(status_code=400)
+    timing = Timing()
+    if isinstance(body, JobResult):
+        result = body
+    else:
+        try:
+            result = await _solve_unless_gone(kind, body, arrived, request, services, timing)
+        except ClientGone:
+            services.metrics.disconnects.labels(endpoint, "solve").inc()
+            services.metrics.cancellations.labels(endpoint, "client-gone").inc()
+            log.info("endpoint=%s client disconnected while its request was solved; solve stopped", endpoint)
+            return Response(status_code=400)
+    services.record(endpoint, result, time.monotonic() - arrived, timing)
+    headers = {"Retry-After": str(timing.retry_after_s)} if timing.retry_after_s else None
+    return Response(content=result.body, status_code=result.status, media_type="application/json", headers=headers)
+
+
+async def _solve_unless_gone(
+    kind: Kind, body: bytes, arrived: float, request: Request, services: Services, timing: Timing
+) -> JobResult:
+    """solve_body in this task, with one watcher task that cancels it when the client goes away
+    (then ClientGone); one task per request instead of two and an asyncio.wait."""
+    this = asyncio.current_task()
+    assert this is not None
+    watcher = asyncio.ensure_future(_disconnected(request))
+    solving, gone = [True], [False]
+
+    def client_gone(done: asyncio.Future[None]) -> None:
+        if solving[0] and not done.cancelled() and done.exception() is None:
+            gone[0] = True
+            this.cancel(CLIENT_GONE)
+
+    watcher.add_done_callback(client_gone)
+    try:
+        return await solve_body(kind, body, arrived, services, timing)
+    except asyncio.CancelledError:
+        if gone[0] and this.uncancel() == 0:
+            raise ClientGone from None
+        raise
+    finally:
+        solving[0] = False  # a callback already scheduled must not cancel what follows
+        watcher.cancel()
+
+
+async def _disconnected(request: Request) -> None:
+    """Returns when the client has gone away (the body is read by then, so the next ASGI message
+    is the disconnect)."""
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+async def solve_body(
+    kind: Kind, body: bytes | dict[str, Any], arrived: float, services: Services, timing: Timing | None = None
+) -> JobResult:
+    """The answer to a contract body (JSON bytes, or a request the caller parsed already): a
+    solver process within the deadline counted from `arrived`; a request no solver process can
+    take in time gets the fallback pool if it has a process free, else 503 with Retry-After at
+    once (not a late answer); a stuck solve is handed to the fallback pool. Never raises for the
+    client's mistakes."""
+    timing = timing or Timing()
+    settings = services.settings
+    margin_s = max(0.0, settings.response_margin_ms / 1000 - reply_reserve_s(body))
+    hint_ms = min(time_limit_hint_ms(body) or settings.default_time_limit_ms, settings.max_time_limit_ms)
+    # the cheapest answer's cost and the floor, from the size alone; the solver process tells the
+    # deadline once parsed
+    size = len(body) if isinstance(body, bytes) else 0
+    cost_s = answer_cost_ms(kind, size, settings.floor_scale) / 1000
+    deadline = arrived + max(hint_ms / 1000, floor_estimate_ms(kind, size, settings.floor_scale) / 1000, cost_s)
+    endpoint = f"/v1/assign/{kind}"
+    try:
+        result = await services.solvers.run(
+            kind,
+            body,
+            services.limits,
+            arrived=arrived,
+            guard=deadline + margin_s,
+            guard_after_deadline_s=margin_s,
+            start_by=deadline + margin_s - cost_s - START_RESERVE_S,
+            patience_s=PATIENCE_FACTOR * cost_s,
+            hand_off_ready=lambda: services.fallback.idle > 0,
+            hand_off_limit_s=settings.fallback_limit_ms / 1000,
+            timing=timing,
+        )
+    except ProcessLookupError:
+        # the solver process died with the job (replaced already): the fallback pool answers
+        log.warning("endpoint=%s the solver process exited during the solve; the fallback answers", endpoint)
+        services.metrics.cancellations.labels(endpoint, "process-exited").inc()
+        return await _fallback(kind, body, arrived, services, EXITED_REASON, margin_s)
+    if result is not None:
+        return result
+    if not timing.started:
+        if services.fallback.idle == 0 or cost_s > CHEAP_S:
+            return _busy(endpoint, services, timing, margin_s)
+        reason = QUEUE_REASON
+        log.warning("endpoint=%s no solver process free in time; the fallback answers", endpoint)
+        services.metrics.cancellations.labels(endpoint, "queue").inc()
+    else:
+        reason = FALLBACK_REASON
+        log.warning("endpoint=%s solve still running at its deadline plus the margin; the fallback answers", endpoint)
+        services.metrics.cancellations.labels(endpoint, "deadline").inc()
+    return await _fallback(kind, body, arrived, services, reason, margin_s)
+
+
+async def _fallback(
+    kind: Kind, body: bytes | dict[str, Any], arrived: float, services: Services, reason: str, margin_s: float
+) -> JobResult:
+    """The fallback pool's answer, bounded by STICKYD_FALLBACK_LIMIT_MS; else 503."""
+    limit_s = services.settings.fallback_limit_ms / 1000
+    try:
+        fallback = await services.fallback.run(
+            kind,
+            body,
+            services.limits,
+            arrived=arrived,
+            guard=time.monotonic() + limit_s,
+            guard_after_deadline_s=margin_s + limit_s,
+            fallback_reason=reason,
+            timing=Timing(),
+        )
+    except ProcessLookupError:  # the fallback process died too (it is replaced): nothing answered
+        fallback = None
+    return fallback if fallback is not None else overrun_error()
+
+
+def _busy(endpoint: str, services: Services, timing: Timing, margin_s: float) -> JobResult:
+    """503 with Retry-After: every solver process is busy past the moment this request had to
+    start, and the fallback pool too. Answered at once, so that the client's own fallback (the
+    Kafka plug-ins' in-process assignor, stickyd.client.assignor's local heuristic) still has its time."""
+    free_in_s = services.solvers.busy_until() + margin_s - time.monotonic()
+    timing.retry_after_s = max(1, math.ceil(free_in_s))
+    services.metrics.cancellations.labels(endpoint, "busy").inc()
+    log.warning("endpoint=%s every solver process busy past the request's start-by; 503", endpoint)
+    return busy_error(timing.retry_after_s)

@@ -1,0 +1,110 @@
+"""What the optimal solver's flow will cost, estimated from the network's size before it is built.
+
+The flow runs in OR-Tools' C++ and cannot be stopped half way, so the dispatcher asks this
+before building it: when the estimate does not fit in what is left of the optimal solver's
+share, the request goes straight to the fallback (KIP-54 or the quick fill) in the same process,
+instead of finishing the flow past its deadline.
+
+The network (solvers/consumer/flow.py) has one arc per (pool, eligible member) and one per
+(class, claimant); a class is at most one unit, and after Kafka's own assignors about one
+(topic, member) pair. Both are bounded here from the index without building anything: the
+groups' eligible members, and the distinct (member, topic) pairs among the reported claims
+(sorted by member, topic), capped by the units.
+
+Calibrated (session 25) with the Kafka-like layouts of `bench/layouts.py`, unequal
+subscriptions, 93 networks from 10k x 1,000 to 1M x 2,000 (every layout, leave / join /
+partitions added, 100-5,000 members), the CPU time of classes, flow and answer's counts on a quiet
+2-core machine: about 4 ms + 2.0 us per arc + 0.07 us per unit (relative least squares; single
+networks up to 1.46 times that). Arcs alone missed the units' part: 200k partitions x 100 members
+(5,400 arcs) took 37.5 ms against the former estimate of 33 ms (10 ms + 4.2 us per arc), 500k x 200
+112 against 109, while 100k x 1,000 took 52-61 ms against 117. The constants below bound every
+measured network (the largest ratio of measured to estimated is 1.00). Re-measured with
+`python -m bench.flow_estimate` (bench/RESULTS.md, "Consumer flow estimate").
+
+That is CPU time on a quiet core; the deadline is wall time. The estimate is scaled by how slowly
+this process has been running during this very request (wall over CPU time since the dispatcher
+started: 2 when another process shares its core), times CACHE_SLOWDOWN for what a busy neighbour
+core costs the CPU time itself (1M x 2,000 at load 1.8: 1.7-2.0 s against 1.3 s quiet). So on a
+quiet machine a flow that fits starts (a 100k x 1,000 request with `time_limit_ms` 200-225 ms now
+gets its proven answer), and on a loaded one the estimate grows with the load instead of being
+one fixed rate for all.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from stickyd.models.consumer.index import ConsumerIndex
+
+FLOW_S_FIXED = 0.006
+"""whatever the size: building the arrays, OR-Tools' set-up."""
+FLOW_S_PER_ARC = 2.9e-6
+"""per arc of the network: classes, the flow itself, the counts turned back into units."""
+FLOW_S_PER_UNIT = 0.1e-6
+"""per unit (partition to place): the classes' columns and the answer's counts."""
+CACHE_SLOWDOWN = 1.15
+"""CPU time itself grows when the other core is busy (shared caches and memory bandwidth)."""
+AFTER_S_FIXED = 0.003
+"""after the optimal solver, whatever the size: checking its answer and building the solution."""
+AFTER_S_PER_PARTITION = 0.3e-6
+"""after the optimal solver, per partition: the check, the solution and its JSON answer (measured
+0.16-0.25 us at 100k-1M partitions, 0.3-0.5 at 10k with the fixed part)."""
+MIN_MEASURED_CPU_S = 0.002
+"""below this much CPU time since the dispatcher started, wall over CPU says too little:"""
+UNMEASURED_SLOWDOWN = 2.0
+"""the slowdown assumed then (a small request: its estimate is tens of ms at most)."""
+
+
+@dataclass(frozen=True)
+class RunningPace:
+    """The wall and CPU clocks where the dispatcher started, to tell how slowly this process
+    runs now: another process on its core (or the solver process's nice level) stretches wall
+    time per CPU second."""
+
+    wall: float
+    cpu: float
+
+    @classmethod
+    def start(cls) -> RunningPace:
+        return cls(time.monotonic(), time.process_time())
+
+    def slowdown(self) -> float:
+        """Wall seconds per CPU second since the start, at least 1 (UNMEASURED_SLOWDOWN when
+        too little CPU time has passed to tell)."""
+        cpu = time.process_time() - self.cpu
+        if cpu < MIN_MEASURED_CPU_S:
+            return UNMEASURED_SLOWDOWN
+        return max(1.0, (time.monotonic() - self.wall) / cpu)
+
+
+def network_arcs(index: ConsumerIndex) -> int:
+    """An upper bound on the flow's routing arcs: (pool, member) plus (class, claimant)."""
+    units = network_units(index)
+    free = sum(len(g.eligible) for g in index.groups if g.units)
+    reported = index.reported
+    if len(reported.member):
+        changes = (np.diff(reported.member) != 0) | (np.diff(reported.topic) != 0)
+        pairs = 1 + int(np.count_nonzero(changes))
+    else:
+        pairs = 0
+    return free + min(pairs, units)
+
+
+def network_units(index: ConsumerIndex) -> int:
+    """The units the flow places."""
+    return sum(g.units for g in index.groups)
+
+
+def optimal_flow_s(arcs: int, units: int, slowdown: float = 1.0) -> float:
+    """Seconds the optimal solver's classes and flow over `arcs` routing arcs and `units` units
+    are expected to take, at most, in a process running `slowdown` wall seconds per CPU second."""
+    quiet_cpu = FLOW_S_FIXED + FLOW_S_PER_ARC * arcs + FLOW_S_PER_UNIT * units
+    return quiet_cpu * CACHE_SLOWDOWN * max(1.0, slowdown)
+
+
+def answer_after_flow_s(partitions: int, slowdown: float = 1.0) -> float:
+    """Seconds kept after the optimal solver for its answer (the check, the solution, its JSON
+    bytes), at most, in a process running `slowdown` wall seconds per CPU second."""
+    return (AFTER_S_FIXED + AFTER_S_PER_PARTITION * partitions) * CACHE_SLOWDOWN * max(1.0, slowdown)

@@ -1,0 +1,199 @@
+"""The Streams levels' certificate of last resort: an integer programme on classes of tasks.
+
+Where neither the flow relaxations nor the linear programme meet the answer (typically a leave:
+a previous standby that must make room for a promoted active, where the relaxations fractionally
+shuffle one standby between two clients), a CP-SAT model decides it. Tasks with the same
+subtopology, previous active owner and previous standby clients are interchangeable for every
+level, so the model counts, per class and client, the actives and standbys the client holds
+(integers, not one boolean per task and client). A client holds each task in one role at most,
+so its actives plus standbys of a class never exceed the class's size; every real target gives
+counts that meet these constraints, which makes the model a relaxation of every target: when its
+proven optimum equals the answer's figures level by level (least stateful excess, most kept
+actives, most kept standbys), the answer is optimal at every level.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from ortools.sat.python import cp_model
+from stickyd.models.streams.index import StreamsIndex
+from stickyd.solvers.streams.flow import StreamsTarget
+from stickyd.solvers.streams.standby_bound import StreamsBound
+from stickyd.solvers.streams.standby_dealing import deal_by_matching
+
+CPSAT_CELLS_LIMIT = 60_000
+"""Beyond this many (class, client) cells the model is not tried."""
+
+
+@dataclass(frozen=True)
+class CpsatVerdict:
+    proven: bool
+    """the optimum is proven: the answer's figures, or `better`'s."""
+    better: StreamsTarget | None = None
+    """a target that beats the answer at some level (and is optimal), when the model found one."""
+
+
+def cpsat_certify(
+    index: StreamsIndex, target: StreamsTarget, answer: StreamsBound, seconds: float, proven: int = 0
+) -> CpsatVerdict:
+    """Whether CP-SAT proves, within `seconds`, that no target beats `answer` at any level; or a
+    proven optimal target that does. `target` is the answer (it hints the search);
+    `answer.stateful_excess` must count only stateful excess (the active and per-subtopology
+    shares are held hard). The first `proven` levels are known optimal already (they are held).
+    Each level is solved on its own (its optimum proven) before the next holds it."""
+    active, standby = target.active, target.standby
+    stateful_tasks = np.flatnonzero(index.stateful).tolist()
+    if seconds <= 0 or not stateful_tasks:
+        return CpsatVerdict(False)
+    n, r = index.client_count, index.replicas
+    classes: dict[tuple[int, int, frozenset[int]], list[int]] = {}
+    for t in stateful_tasks:
+        classes.setdefault((int(index.task_sub[t]), int(index.prev_active[t]), index.prev_standby[t]), []).append(t)
+    if len(classes) * n > CPSAT_CELLS_LIMIT:
+        return CpsatVerdict(False)
+    started = time.monotonic()
+    model = cp_model.CpModel()
+    clients = range(n)
+    # per class and client: actives and standbys held there, one role per task and client
+    act: list[list[cp_model.IntVar]] = []
+    sby: list[list[cp_model.IntVar]] = []
+    for c, tasks in enumerate(classes.values()):
+        if c % 64 == 0 and time.monotonic() - started > seconds:
+            return CpsatVerdict(False)  # building the model used up the time: no proof
+        size = len(tasks)
+        on = np.bincount(active[tasks], minlength=n).tolist()
+        standby_clients = standby[tasks].ravel()
+        beside = np.bincount(standby_clients[standby_clients >= 0], minlength=n).tolist()
+        act.append([model.new_int_var(0, size, f"a{c}_{j}") for j in clients])
+        sby.append([model.new_int_var(0, size if r else 0, f"s{c}_{j}") for j in clients])
+        # every task of the class has one active and `r` standbys
+        model.add(sum(act[c]) == size)
+        model.add(sum(sby[c]) == size * r)
+        for j in clients:
+            model.add(act[c][j] + sby[c][j] <= size)
+            # the hint: the answer's own counts
+            model.add_hint(act[c][j], on[j])
+            model.add_hint(sby[c][j], beside[j])
+    keys = list(classes)
+    actives: list[Any] = [0] * n
+    stateless_counts: dict[int, list[cp_model.IntVar]] = {}
+    for s in range(len(index.subtopologies)):
+        lo, hi = index.subtopology_bounds(s)
+        stateless_tasks = int(((index.task_sub == s) & ~index.stateful).sum())
+        count: list[Any]
+        if stateless_tasks:
+            # a stateless subtopology's tasks are interchangeable: only their count per client matters
+            count = [model.new_int_var(int(lo[j]), int(hi[j]), f"w{s}_{j}") for j in clients]
+            ran = np.bincount(active[index.task_sub == s], minlength=n)
+            for j in clients:
+                model.add_hint(count[j], int(ran[j]))
+            model.add(sum(count) == stateless_tasks)
+            stateless_counts[s] = count
+        else:
+            mine = [c for c, key in enumerate(keys) if key[0] == s]
+            count = [sum(act[c][j] for c in mine) for j in clients]
+            for j in clients:
+                # task parallel balance: each client runs its share of the subtopology's tasks
+                model.add_linear_constraint(count[j], int(lo[j]), int(hi[j]))
+        actives = [actives[j] + count[j] for j in clients]
+    lo_a, hi_a = index.active_bounds()
+    lo_f, hi_f = index.stateful_bounds()
+    excess: list[cp_model.IntVar] = []
+    answer_held = np.bincount(active[index.stateful], minlength=n) + np.bincount(standby[standby >= 0], minlength=n)
+    for j in clients:
+        # active balance: each client runs its capacity-weighted share of all tasks
+        model.add_linear_constraint(actives[j], int(lo_a[j]), int(hi_a[j]))
+        # stateful balance, softly: the excess over the client's stateful share is measured
+        held = sum(act[c][j] + sby[c][j] for c in range(len(keys)))
+        over = model.new_int_var(0, len(stateful_tasks) * (1 + r), f"e{j}")
+        model.add_hint(over, int(max(lo_f[j] - answer_held[j], answer_held[j] - hi_f[j], 0)))
+        model.add(over >= int(lo_f[j]) - held)
+        model.add(over >= held - int(hi_f[j]))
+        excess.append(over)
+    kept_actives = sum(act[c][key[1]] for c, key in enumerate(keys) if key[1] >= 0)
+    # a previous standby client that holds the task in either role keeps its state
+    kept_standbys = sum(act[c][j] + sby[c][j] for c, key in enumerate(keys) for j in key[2])
+    previous = sum(len(key[2]) * len(classes[key]) for key in keys)
+    levels = (
+        (sum(excess), answer.stateful_excess),  # least stateful excess
+        (-kept_actives, -answer.kept_actives),  # most kept actives
+        (-kept_standbys, answer.standby_moves - previous),  # most kept standbys
+    )
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    # the linear relaxation of every constraint: the balance bounds come from adding them up
+    solver.parameters.linearization_level = 2
+    # no symmetry detection: it does not keep to max_time_in_seconds
+    solver.parameters.symmetry_level = 0
+    beaten = False
+    variables = [v for row in act + sby for v in row] + [v for row in stateless_counts.values() for v in row]
+    for level, (objective, reached) in enumerate(levels):
+        if level < proven or (level == 0 and reached == 0):
+            # a level the relaxations proved (or no excess at all): held at the answer's figure
+            model.add(objective == reached)
+            continue
+        solver.parameters.max_time_in_seconds = seconds - (time.monotonic() - started)
+        if solver.parameters.max_time_in_seconds <= 0:
+            return CpsatVerdict(False)
+        model.minimize(objective)
+        if solver.solve(model) != cp_model.OPTIMAL:
+            return CpsatVerdict(False)
+        best = round(solver.objective_value)
+        beaten = beaten or best < reached
+        # the next level holds this one at its optimum, hinted with this level's answer
+        model.add(objective == best)
+        model.clear_hints()
+        for v in variables:
+            model.add_hint(v, solver.value(v))
+    if not beaten:
+        return CpsatVerdict(True)
+    counts = {key: ([solver.value(v) for v in act[c]], [solver.value(v) for v in sby[c]]) for c, key in enumerate(keys)}
+    stateless = {s: [solver.value(v) for v in count] for s, count in stateless_counts.items()}
+    better = _realise(index, classes, counts, stateless)
+    return CpsatVerdict(better is not None, better)
+
+
+def _realise(
+    index: StreamsIndex,
+    classes: dict[tuple[int, int, frozenset[int]], list[int]],
+    counts: dict[tuple[int, int, frozenset[int]], tuple[list[int], list[int]]],
+    stateless: dict[int, list[int]],
+) -> StreamsTarget | None:
+    """A target with the model's counts: within a class the tasks are interchangeable, so any
+    layout of its actives with those counts is as good as any other, and the standbys are then a
+    matching (none beside its active, one per task and client); None if they cannot be dealt."""
+    r = index.replicas
+    active = np.full(index.task_count, -1, dtype=np.int64)
+    standby = np.full((index.task_count, max(r, 1)), -1, dtype=np.int64)[:, :r]
+    for key, tasks in classes.items():
+        on, beside = counts[key]
+        # the previous owner's kept actives first, then the rest in client order
+        order = ([key[1]] if key[1] >= 0 else []) + [j for j in range(index.client_count) if j != key[1]]
+        layout = [j for j in order for _ in range(on[j])]
+        active[tasks] = layout
+        if not r:
+            continue
+        held = {t: [int(j)] for t, j in zip(tasks, layout, strict=True)}
+        dealt = deal_by_matching([(y, j) for j, y in enumerate(beside) if y], dict.fromkeys(tasks, r), held)
+        if dealt is None:
+            return None
+        for t, replicas in dealt.items():
+            standby[t] = sorted(replicas)
+    for s, count in stateless.items():
+        tasks = np.flatnonzero(index.task_sub == s).tolist()
+        room = list(count)
+        # a stateless task stays where it ran while its client has room for it
+        rest = []
+        for t in tasks:
+            owner = int(index.prev_active[t])
+            if owner >= 0 and room[owner] > 0:
+                active[t] = owner
+                room[owner] -= 1
+            else:
+                rest.append(t)
+        active[rest] = [j for j in range(index.client_count) for _ in range(room[j])]
+    return StreamsTarget(active=active, standby=standby)

@@ -1,0 +1,224 @@
+"""A lower bound on standby moves over every balanced Streams target with a given number of
+kept actives: the certificate that proves the standby level.
+
+The two flows place actives first and standbys given those actives, which alone proves nothing
+about the standby level over *all* targets with minimal active moves. This relaxation looks at
+every such target at once. Each stateful task brings 1 + replicas items (its active and its
+standbys); an item either stays where the task's state was (its previous active owner keeps the
+active, or a previous standby client keeps holding the task, as a standby or as its promoted
+active) or is placed fresh on any client. Every client's items stay within its stateful share,
+kept actives within its active and per-subtopology shares, and no client holds two items of one
+task that it held before. Maximising kept actives first, then kept standbys, bounds what any
+real target can keep. Above both sits the balance: where a client's stateful share exceeds the
+tasks there are (one item per task and client), no target meets every share, and the least
+total excess of the relaxation bounds every target's. A target that reaches the relaxation's
+figures level by level (its excess, then its kept actives, then its standby moves) is proven
+optimal at each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from stickyd.models.streams.index import StreamsIndex
+from stickyd.solvers.errors import SolverFailure
+from stickyd.solvers.flows.network import FlowNetwork
+
+BoundClass = tuple[int, int, frozenset[int]]
+"""(subtopology, previous active owner or -1, previous standby clients)."""
+
+
+@dataclass(frozen=True)
+class StreamsBound:
+    """What no target can beat, level by level (each given the levels above)."""
+
+    stateful_excess: int
+    """the least total excess of stateful counts over the shares (0: all balances can be met)."""
+    kept_actives: int
+    """the most stateful actives kept by their previous owner."""
+    standby_moves: int
+    """the fewest standby moves."""
+
+
+def streams_bounds(index: StreamsIndex) -> Iterator[StreamsBound]:
+    """Relaxations of every target, each solved lexicographically (least stateful excess, most
+    kept actives, most kept standbys), cheapest first: `pooled` counts each client's stateful
+    items exactly but knows its stateful actives only within the per-subtopology shares;
+    `chained` follows the actives exactly and bounds each client's standbys by what its actives
+    leave of its share. `tied` keeps a task's promoted active and kept standby on one client
+    from both counting (at the price of letting a standby turn into an active there). A target
+    proven by the relaxations at every level is optimal."""
+    if not index.stateful.any():
+        yield StreamsBound(0, 0, 0)
+        return
+    pooled = _solve(index, chained=False, tied=False, allowed_excess=0)
+    yield pooled
+    if index.replicas == 0 or pooled.stateful_excess == 0:
+        for tied in (True, False):
+            try:
+                chained = _solve(index, chained=True, tied=tied, allowed_excess=pooled.stateful_excess)
+            except SolverFailure:
+                continue  # the chained relaxation's standby ranges admit nothing: it bounds nothing
+            yield chained
+    yield _solve(index, chained=False, tied=True, allowed_excess=0)
+
+
+def _solve(index: StreamsIndex, *, chained: bool, tied: bool, allowed_excess: int) -> StreamsBound:
+    net, rows = _network(index, chained=chained, tied=tied, allowed_excess=allowed_excess, joint=False)
+    flows = net.solve()
+    lo_f, hi_f = index.stateful_bounds()
+    held = sum(flows[r] for r in rows.shares) if rows.shares else None
+    return StreamsBound(
+        stateful_excess=(
+            allowed_excess if held is None else int(np.maximum(lo_f - held, 0).sum() + np.maximum(held - hi_f, 0).sum())
+        ),
+        kept_actives=sum(int(flows[r].sum()) for r in rows.kept),
+        standby_moves=rows.previous - sum(int(flows[r].sum()) for r in rows.standby),
+    )
+
+
+@dataclass(frozen=True)
+class NetworkRows:
+    """Where a relaxation's quantities sit in its flow vector."""
+
+    previous: int
+    kept: list[slice]
+    standby: list[slice]
+    shares: list[slice]
+    stateful_actives: slice | None
+    """per client, its stateful actives (chained, joint)."""
+    standbys: slice | None
+    """per client, its standbys (chained, joint)."""
+
+
+def _network(
+    index: StreamsIndex, *, chained: bool, tied: bool, allowed_excess: int, joint: bool
+) -> tuple[FlowNetwork, NetworkRows]:
+    """The relaxation as a flow network. `joint` (chained, with standbys): each client's
+    standbys are left free (0 to the task count), for a linear programme to tie them to its
+    stateful actives."""
+    tasks = np.flatnonzero(index.stateful).tolist()
+    previous = sum(len(index.prev_standby[t]) for t in tasks)
+    sizes: dict[BoundClass, int] = {}
+    for t in tasks:
+        key = (int(index.task_sub[t]), int(index.prev_active[t]), index.prev_standby[t])
+        sizes[key] = sizes.get(key, 0) + 1
+    n, n_subs, r = index.client_count, len(index.subtopologies), index.replicas
+    keep_standby = 1
+    keep_active = previous + 1  # one kept active outweighs every kept standby
+    excess = keep_active * (len(tasks) + 1)  # one unit of excess outweighs every kept item
+    stateful_sub = np.array([bool(index.stateful[index.task_sub == s].any()) for s in range(n_subs)], dtype=bool)
+
+    net = FlowNetwork()
+    active_of0 = net.add_nodes(len(sizes))
+    standby_of0 = net.add_nodes(len(sizes))
+    fresh_active0 = net.add_nodes(n_subs)
+    fresh_standby = net.add_nodes(1)
+    sub_client0 = net.add_nodes(n_subs * n)
+    active0 = net.add_nodes(n)
+    split0 = net.add_nodes(n)
+    state0 = net.add_nodes(n)
+    sink = net.add_nodes(1)
+    keys = list(sizes)
+    size = np.fromiter(sizes.values(), dtype=np.int64, count=len(keys))
+    sub = np.array([k[0] for k in keys], dtype=np.int64)
+    owner = np.array([k[1] for k in keys], dtype=np.int64)
+    classes = np.arange(len(keys))
+    # a class's tasks bring `size` actives and `size * replicas` standbys
+    for c, amount in enumerate(size.tolist()):
+        net.supply(active_of0 + c, amount)
+        net.supply(standby_of0 + c, amount * r)
+    owned = owner >= 0
+    # the previous owner keeps the task's active ...
+    kept_rows = [
+        net.add_arcs(
+            active_of0 + classes[owned], sub_client0 + sub[owned] * n + owner[owned], size[owned], -keep_active
+        )
+    ]
+    # ... or the active goes anywhere within the subtopology's shares
+    net.add_arcs(active_of0 + classes, fresh_active0 + sub, size, 0)
+    # any standby may be placed fresh
+    net.add_arcs(standby_of0 + classes, fresh_standby, size * r, 0)
+    pairs = np.array([(c, j) for c, k in enumerate(keys) for j in sorted(k[2])], dtype=np.int64).reshape(-1, 2)
+    pc, pj = pairs[:, 0], pairs[:, 1]
+    standby_rows: list[slice] = []
+    # a previous standby client keeps holding the task, as a standby or as its promoted
+    # active: once per task and client when `tied` (but then a standby may turn into an
+    # active there), else the two roles are not tied to distinct tasks
+    if tied:
+        keep_in, keep_out = net.add_nodes(len(pairs)), net.add_nodes(len(pairs))
+        slots = np.arange(len(pairs))
+        net.add_arcs(active_of0 + pc, keep_in + slots, size[pc], 0)
+        net.add_arcs(standby_of0 + pc, keep_in + slots, size[pc] * (r > 0), 0)
+        standby_rows.append(net.add_arcs(keep_in + slots, keep_out + slots, size[pc], -keep_standby))
+        net.add_arcs(keep_out + slots, state0 + pj, size[pc] * (r > 0), 0)
+        net.add_arcs(keep_out + slots, sub_client0 + sub[pc] * n + pj, size[pc], 0)
+    else:
+        standby_rows.append(net.add_arcs(standby_of0 + pc, state0 + pj, size[pc] * (r > 0), -keep_standby))
+        standby_rows.append(net.add_arcs(active_of0 + pc, sub_client0 + sub[pc] * n + pj, size[pc], -keep_standby))
+    clients = np.arange(n)
+    sf_lo, sf_hi, sl_lo, sl_hi = (np.zeros(n, dtype=np.int64) for _ in range(4))
+    for s in range(n_subs):
+        stateless = int((index.task_sub == s).sum()) if not stateful_sub[s] else 0
+        net.supply(fresh_active0 + s, stateless)
+        lo, hi = index.subtopology_bounds(s)
+        net.add_arcs(fresh_active0 + s, sub_client0 + s * n + clients, hi, 0)
+        # every client's share of the subtopology's actives (stateful ones counted apart when chained)
+        into = split0 if chained and stateful_sub[s] else active0
+        net.add_arcs(sub_client0 + s * n + clients, into + clients, hi, 0, lower=lo)
+        if stateful_sub[s]:
+            sf_lo, sf_hi = sf_lo + lo, sf_hi + hi
+        else:
+            sl_lo, sl_hi = sl_lo + lo, sl_hi + hi
+    lo_a, hi_a = index.active_bounds()
+    lo_f, hi_f = index.stateful_bounds()
+    most = len(tasks)
+    shares: list[slice] = []
+    sa_rows: slice | None = None
+    sb_rows: slice | None = None
+    if chained:
+        soft = split0 if r == 0 else None
+        # a client's stateful actives, then all its actives, within their shares
+        if soft is None:
+            sa_rows = net.add_arcs(split0 + clients, active0 + clients, np.minimum(hi_f + allowed_excess, most), 0)
+        net.add_arcs(active0 + clients, sink, hi_a, 0, lower=lo_a)
+        if soft is not None:
+            shares = _soft_shares(net, split0 + clients, active0 + clients, lo_f, hi_f, most, excess)
+        elif joint:
+            net.add_arcs(fresh_standby, state0 + clients, most * r, 0)
+            sb_rows = net.add_arcs(state0 + clients, sink, most, 0)
+        else:
+            # its standbys: what its actives leave of its stateful share (any target with the
+            # least excess lies within that excess of every share)
+            top_sa = np.minimum(np.minimum(sf_hi, hi_a), hi_f + allowed_excess)
+            low_sa = np.maximum(np.maximum(sf_lo, lo_a - sl_hi), 0)
+            low = np.clip(lo_f - allowed_excess - top_sa, 0, most)
+            high = np.clip(hi_f + allowed_excess - low_sa, low, most)
+            net.add_arcs(fresh_standby, state0 + clients, most * r, 0)
+            net.add_arcs(state0 + clients, sink, high, 0, lower=low)
+    else:
+        # every client's share of all actives
+        net.add_arcs(active0 + clients, split0 + clients, hi_a, 0, lower=lo_a)
+        # stateful actives count in the client's stateful share (the split between stateful and
+        # stateless actives is only known within the per-subtopology shares)
+        net.add_arcs(split0 + clients, state0 + clients, sf_hi, 0, lower=sf_lo)
+        net.add_arcs(split0 + clients, sink, sl_hi, 0, lower=sl_lo)
+        net.add_arcs(fresh_standby, state0 + clients, most * r, 0)
+        shares = _soft_shares(net, state0 + clients, np.full(n, sink), lo_f, hi_f, most, excess)
+    net.supply(sink, -(most * (1 + r) + int((~index.stateful).sum())))
+    return net, NetworkRows(previous, kept_rows, standby_rows, shares, sa_rows, sb_rows)
+
+
+def _soft_shares(
+    net: FlowNetwork, tails: np.ndarray, heads: np.ndarray, lo: np.ndarray, hi: np.ndarray, most: int, excess: int
+) -> list[slice]:
+    """Each client's stateful count within its share, softly (every unit outside costs
+    `excess`): a client holds a task once at most, so a share above the task count cannot be met."""
+    low, high = np.minimum(lo, most), np.minimum(hi, most)
+    return [
+        net.add_arcs(tails, heads, low, -excess),
+        net.add_arcs(tails, heads, high - low, 0),
+        net.add_arcs(tails, heads, most - high, excess),
+    ]

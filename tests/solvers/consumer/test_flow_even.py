@@ -1,0 +1,100 @@
+"""The balanced optimum at small costs (solvers/consumer/flow.py `_even_at_small_costs`): a flow
+whose balance level weighs no more than a move is kept only when its loads come out even, and then
+it is the same optimum as the lexicographic weights' (balance, then moves, then rack misses);
+when the loads cannot be even the lexicographic flow answers. (It applies from
+EVEN_FIRST_MIN_UNITS units; these tests lower that to 0.)"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+import stickyd.solvers.consumer.flow
+from hypothesis import HealthCheck, given, settings
+from stickyd.models import ConsumerProblem, index_consumer_problem
+from stickyd.solvers.consumer.classes import build_classes
+from stickyd.solvers.consumer.dispatch import _uniform_unit_weights
+from stickyd.solvers.consumer.flow import solve_min_cost_flow
+from stickyd.solvers.consumer.result import Outcome, build_solution
+
+from tests.conftest import assert_valid
+from tests.solvers.consumer.test_properties import _rack_misses, _squares, consumer_problems
+
+
+def _flow(problem: dict[str, Any]) -> tuple[int, int, int] | None:
+    """(sum of squared loads, moves, rack misses) of the flow's answer; None when the flow does not
+    apply (mixed unit weights)."""
+    model = ConsumerProblem.model_validate(problem)
+    index = index_consumer_problem(model)
+    weights = _uniform_unit_weights(index)
+    if weights is None:
+        return None
+    answer = solve_min_cost_flow(index, build_classes(index), weights, max_imbalance=0, deadline=time.monotonic() + 60)
+    solution = build_solution(model, index, answer.owners, Outcome("optimal", "min-cost-flow", True, False), 0.0)
+    assert_valid(model, solution)
+    return _squares(solution), solution.stats.moves, _rack_misses(problem, solution)
+
+
+@pytest.fixture(autouse=True)
+def _every_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stickyd.solvers.consumer.flow, "EVEN_FIRST_MIN_UNITS", 0)
+
+
+def _without_shortcut(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stickyd.solvers.consumer.flow, "_even_at_small_costs", lambda *_args: None)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(consumer_problems(max_partitions=8))
+def test_small_costs_give_the_lexicographic_optimum(monkeypatch: pytest.MonkeyPatch, problem: dict[str, Any]) -> None:
+    with monkeypatch.context() as patched:
+        fast = _flow(problem)
+        _without_shortcut(patched)
+        full = _flow(problem)
+    assert fast == full
+
+
+def test_loads_that_cannot_be_even_are_left_to_the_lexicographic_flow() -> None:
+    """Every member could take the even share (4 of 16), but the two on topic a share its 4
+    partitions: the small-cost flow's loads are not even, so it is not kept."""
+    problem: dict[str, Any] = {
+        "topics": {"a": 4, "b": 12},
+        "members": [
+            {"id": "m1", "topics": ["a"], "owned": {"a": [0, 1]}},
+            {"id": "m2", "topics": ["a"]},
+            {"id": "m3", "topics": ["b"], "owned": {"b": [0, 1, 2, 3, 4, 5, 6, 7, 8]}},
+            {"id": "m4", "topics": ["b"]},
+        ],
+    }
+    index = index_consumer_problem(ConsumerProblem.model_validate(problem))
+    weights = _uniform_unit_weights(index)
+    assert weights is not None
+    model = stickyd.solvers.consumer.flow.ConsumerFlowModel(index, build_classes(index), weights)
+    n = index.member_count
+    lo, hi = model.capacity * 0, model.capacity.copy()
+    assert (model.capacity >= 4).all()
+    assert stickyd.solvers.consumer.flow._even_at_small_costs(model, lo, hi, 0, time.monotonic() + 60) is None
+    answer = solve_min_cost_flow(index, build_classes(index), weights, max_imbalance=0, deadline=time.monotonic() + 60)
+    assert sorted(answer.loads.tolist()) == [2, 2, 6, 6] and n == 4
+
+
+def test_an_even_answer_is_kept_from_the_small_cost_flow() -> None:
+    problem: dict[str, Any] = {
+        "topics": {"a": 6, "b": 6},
+        "members": [
+            {"id": "m1", "topics": ["a", "b"], "owned": {"a": [0, 1, 2, 3, 4, 5]}},
+            {"id": "m2", "topics": ["b"]},
+            {"id": "m3", "topics": ["a", "b"]},
+        ],
+    }
+    index = index_consumer_problem(ConsumerProblem.model_validate(problem))
+    weights = _uniform_unit_weights(index)
+    assert weights is not None
+    model = stickyd.solvers.consumer.flow.ConsumerFlowModel(index, build_classes(index), weights)
+    answer = stickyd.solvers.consumer.flow._even_at_small_costs(
+        model, model.capacity * 0, model.capacity.copy(), 0, time.monotonic() + 60
+    )
+    assert answer is not None and sorted(answer.loads.tolist()) == [4, 4, 4]
