@@ -15,10 +15,11 @@ ENV PATH=/opt/stickyd/bin:$PATH
 WORKDIR /src
 # dependencies first, in their own layer: they change far less often than the source
 COPY pyproject.toml README.md ./
-RUN mkdir -p models solvers service client pipeline cli \
-    && touch models/__init__.py solvers/__init__.py service/__init__.py client/__init__.py pipeline/__init__.py cli/__init__.py \
-    && pip install . \
-    && pip uninstall --yes stickyd
+RUN python -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies'], sep='\n')" \
+        > /tmp/requirements.txt \
+    && pip install -r /tmp/requirements.txt
+# the packages, each a folder of the repository, installed under the one import name `stickyd`
+COPY stickyd ./stickyd
 COPY models ./models
 COPY solvers ./solvers
 COPY service ./service

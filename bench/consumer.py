@@ -26,8 +26,6 @@ from typing import Any
 
 import httpx
 import numpy as np
-from stickyd.cli.child_service import running_service
-from stickyd.models import ConsumerProblem, index_consumer_problem
 
 from bench.consumer_paths import (
     BENCH_LIMITS,
@@ -39,6 +37,8 @@ from bench.consumer_paths import (
 )
 from bench.layouts import EVENTS, LAYOUTS, SHAPES, contract_json_bytes, kafka_like_problem
 from bench.results import machine_line, write_section
+from stickyd.cli.child_service import running_service
+from stickyd.models import ConsumerProblem, index_consumer_problem
 
 SIZES = [(1_000_000, 2_000), (10_000, 1_000)]
 PEER_CAP_S = 120.0

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
 from stickyd.service.processes.solve_job import Limits, run_job
 from stickyd.solvers import solve_consumer
 from stickyd.solvers.budget import TimeBudget

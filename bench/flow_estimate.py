@@ -22,6 +22,8 @@ import os
 import time
 from typing import Any
 
+from bench.layouts import contract_json_bytes, kafka_like_problem
+from bench.results import machine_line, write_section
 from stickyd.models import ConsumerProblem, parse
 from stickyd.models.consumer.index import index_consumer_problem
 from stickyd.service.processes.solve_job import Limits, run_job, warm_up
@@ -30,9 +32,6 @@ from stickyd.solvers.consumer.classes import build_classes
 from stickyd.solvers.consumer.dispatch import _uniform_unit_weights
 from stickyd.solvers.consumer.flow import solve_min_cost_flow
 from stickyd.solvers.consumer.flow_estimate import network_arcs, network_units, optimal_flow_s
-
-from bench.layouts import contract_json_bytes, kafka_like_problem
-from bench.results import machine_line, write_section
 
 SIZES = ((10_000, 1_000), (100_000, 100), (100_000, 1_000), (100_000, 5_000), (200_000, 100), (500_000, 200))
 LAYOUTS = ("sticky", "roundrobin", "range", "stale-dead")

@@ -21,10 +21,10 @@ from contextlib import contextmanager
 from typing import Any
 
 import httpx
-from stickyd.cli.child_service import running_service
 
 from bench.layouts import kafka_like_problem
 from bench.results import machine_line, write_section
+from stickyd.cli.child_service import running_service
 from tests.store.postgres_cluster import postgres_cluster
 
 SIZES = [(100, 10), (10_000, 1_000)]

@@ -12,9 +12,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from stickyd.client.partitioner import UniformStickyPartitioner
-
 from bench.results import write_section
+from stickyd.client.partitioner import UniformStickyPartitioner
 
 PARTITIONS = 12
 RECORD = 100

@@ -31,11 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stickyd.service.http.json_guard import load_object
-from stickyd.solvers import solve_consumer
-
 from bench.layouts import EVENTS, SHAPES, kafka_like_problem, write_problem_json
 from bench.results import machine_line, write_section
+from stickyd.service.http.json_guard import load_object
+from stickyd.solvers import solve_consumer
 from tests.kafka.jvm import APP_CLASSPATH
 
 BENCH_CLASS = "io.stickyd.kafka.bench.ConsumerAssignorBench"

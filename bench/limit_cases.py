@@ -8,11 +8,10 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from bench.layouts import contract_json_bytes, kafka_like_problem
 from stickyd.models import ConsumerProblem, ConsumerSolution, index_consumer_problem, validate_consumer_solution
 from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
 from stickyd.models.streams.validation import validate_streams_solution
-
-from bench.layouts import contract_json_bytes, kafka_like_problem
 
 Kind = Literal["consumer", "streams"]
 STREAMS_STATEFUL = 0.7

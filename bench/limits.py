@@ -34,12 +34,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from stickyd.cli.child_service import ServiceProcess, running_service
-from stickyd.service.admission.promise_floor import floor_ms
-from stickyd.service.settings import Settings
 
 from bench.limit_cases import DEFAULT_CLASSES, SIZE_CLASSES, SizeClass, Validator, with_time_limit
 from bench.results import machine_line, write_section
+from stickyd.cli.child_service import ServiceProcess, running_service
+from stickyd.service.admission.promise_floor import floor_ms
+from stickyd.service.settings import Settings
 
 LIMITS_MS = (50, 200, 1000)
 CONCURRENCY = (1, 8)

@@ -31,10 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.results import machine_line, write_section
 from stickyd.cli.child_service import ServiceProcess, running_service
 from stickyd.solvers import solve_consumer
-
-from bench.results import machine_line, write_section
 
 CONNECTIONS = (1, 32)
 HEALTH_EVERY_S = 0.1

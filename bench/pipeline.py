@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
+
+from bench.results import machine_line, write_section
 from stickyd.pipeline.generate import FleetShape, fleet_rows, trace_rows, write_jsonl
 from stickyd.pipeline.plan import PlanOptions, plan
 from stickyd.pipeline.replay import ReplayOptions, replay
 from stickyd.pipeline.spark import spark_session
-
-from bench.results import machine_line, write_section
 
 TARGET_S = 300.0
 TARGET_SPEEDUP = 1.6

@@ -11,9 +11,8 @@ import argparse
 import time
 from typing import Any
 
-from stickyd.solvers import solve_streams
-
 from bench.results import machine_line, write_section
+from stickyd.solvers import solve_streams
 
 SIZES = [(1_000, 100), (2_560, 50), (10_000, 1_000)]
 QUICK_SIZES = [(1_000, 100)]

@@ -24,14 +24,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from bench.results import machine_line, write_section
+from bench.streams import EVENTS, QUICK_SIZES, SIZES, scenario
 from stickyd.models.streams.index import StreamsIndex, index_streams_problem
 from stickyd.models.streams.problem import StreamsProblem
 from stickyd.solvers import solve_streams
 from stickyd.solvers.streams.flow import StreamsTarget
 from stickyd.solvers.streams.result import _balance, active_moves, standby_moves
-
-from bench.results import machine_line, write_section
-from bench.streams import EVENTS, QUICK_SIZES, SIZES, scenario
 from tests.kafka.jvm import APP_CLASSPATH
 
 BENCH_CLASS = "io.stickyd.kafka.streams.app.StreamsAssignorBench"

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+
 from stickyd.cli.tables import print_consumer_table, print_streams_table
 from stickyd.models import ConsumerProblem, ConsumerSolution, parse
 from stickyd.models.streams.problem import StreamsProblem, StreamsSolution

@@ -37,6 +37,7 @@ def _client(url: str) -> StickydClient:
 def _call(url: str, action: Any) -> Any:
     """Run `action(client)`; one line and exit 2 for a refusal, 1 when the service is unreachable."""
     import httpx
+
     from stickyd.client.http import StickydError
 
     try:

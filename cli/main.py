@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
+
 from stickyd.cli.groups import groups_app
 from stickyd.cli.pipeline import pipeline_app
 from stickyd.cli.snapshot import snapshot
@@ -108,6 +109,7 @@ def serve(
     """Serve the v1 HTTP API. Every other setting comes from its STICKYD_* environment variable
     (README, "The HTTP service"): time limits, request bounds, the group store, shutdown grace."""
     import uvicorn
+
     from stickyd.service.http.app import create_app
     from stickyd.service.http.header_timeout import header_timeout_protocol
     from stickyd.service.settings import Settings

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from rich.console import Console
 from rich.table import Table
+
 from stickyd.models import ConsumerProblem, ConsumerSolution
 from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
+
 from stickyd.client.fallback import assign_consumer_or_solve
 from stickyd.models import ConsumerSolution
 

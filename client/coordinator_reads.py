@@ -13,8 +13,9 @@ def _messages() -> tuple[Any, Any]:
     """ConsumerGroupDescribe request/response classes from the schema in client/kafka_messages/."""
     global _MESSAGES
     if _MESSAGES is None:
-        import stickyd.client.kafka_messages as schemas
         from kafka.protocol.api_message import ApiMessage
+
+        import stickyd.client.kafka_messages as schemas
 
         class ConsumerGroupDescribeRequest(ApiMessage, load_json=schemas):  # type: ignore[call-arg,misc]
             pass

@@ -11,9 +11,6 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
-from stickyd.models import ConsumerProblem, ConsumerSolution
-from stickyd.models.groups import GroupHistory, GroupList, GroupState, RebalanceResponse
-from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
 from tenacity import (
     AsyncRetrying,
     Retrying,
@@ -21,6 +18,10 @@ from tenacity import (
     stop_after_attempt,
     wait_exponential,
 )
+
+from stickyd.models import ConsumerProblem, ConsumerSolution
+from stickyd.models.groups import GroupHistory, GroupList, GroupState, RebalanceResponse
+from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
 
 RETRYABLE = (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
+
 from stickyd.models import ConsumerSolution
 from stickyd.models.streams.problem import StreamsSolution
 

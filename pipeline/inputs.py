@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+
 from stickyd.pipeline.preflight import METRICS_COLUMNS, InputError, check_exists, input_format
 
 

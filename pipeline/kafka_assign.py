@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import httpx
+
 from stickyd.client.http import GenerationConflict, StickydClient, StickydError
 from stickyd.models import ConsumerSolution
 from stickyd.solvers import solve_consumer

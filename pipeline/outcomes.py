@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+
 from stickyd.pipeline.spark import to_pandas
 
 ERROR_DETAIL = ("error_field", "error_reason", "raw")

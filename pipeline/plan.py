@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+
 from stickyd.pipeline.inputs import read_metrics, read_rows
 from stickyd.pipeline.outcomes import split_results
 from stickyd.pipeline.preflight import FLEET_COLUMNS, check_plan_inputs, input_format

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 from pyspark.sql import SparkSession
+
 from stickyd.pipeline.inputs import read_rows
 from stickyd.pipeline.outcomes import records_per_row, split_results
 from stickyd.pipeline.preflight import TRACE_COLUMNS, check_rows_input

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from pydantic import ValidationError
+
 from stickyd.models import ConsumerMember, ConsumerProblem
 from stickyd.models.errors import first_problem
 from stickyd.pipeline.traces import ChurnEvent, ChurnTrace, apply_event

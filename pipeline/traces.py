@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from stickyd.models import ConsumerMember
 
 EventType = Literal["join", "leave", "crash", "scale_out", "partitions_added"]

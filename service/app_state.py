@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fastapi import Request
+
 from stickyd.service.http.metrics import Metrics
 from stickyd.service.processes.pool import SolverPool, Timing
 from stickyd.service.processes.solve_job import JobResult, Limits

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from stickyd.cli.child_service import ServiceProcess, running_service
 from stickyd.models import ConsumerProblem, ConsumerSolution, validate_consumer_solution
-
 from tests.kafka.apache_kafka import ApacheKafka, apache_kafka_broker, stickyd_broker_properties
 from tests.kafka.jvm import kafka_jars_built
 from tests.kafka.switchboard import Switchboard

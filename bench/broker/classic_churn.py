@@ -19,10 +19,10 @@ from kafka.admin import NewPartitions, NewTopic
 from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
-from stickyd.cli.child_service import running_service
-from stickyd.client.assignor import StickydAssignor
 
 from bench.results import machine_line, write_section
+from stickyd.cli.child_service import running_service
+from stickyd.client.assignor import StickydAssignor
 from tests.kafka.apache_kafka import apache_kafka_broker
 from tests.kafka.harness import Member
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import time
 
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
-from stickyd.cli.child_service import running_service
 
 from bench.results import machine_line, write_section
+from stickyd.cli.child_service import running_service
 from tests.kafka.apache_kafka import apache_kafka_broker, stickyd_broker_properties
 from tests.kafka.consumer_process import MemberProcess
 from tests.kafka.consumer_protocol import TP, Member, settle

@@ -17,10 +17,10 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.partitioner import DefaultPartitioner
 from kafka.partitioner.sticky import StickyPartitioner
-from stickyd.client.partitioner import UniformStickyPartitioner
 
 from bench import kafka10888
 from bench.results import machine_line, write_section
+from stickyd.client.partitioner import UniformStickyPartitioner
 
 PARTITIONS = 12
 BURST = 50

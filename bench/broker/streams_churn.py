@@ -24,9 +24,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from stickyd.cli.child_service import running_service
-
 from bench.results import machine_line, write_section
+from stickyd.cli.child_service import running_service
 from tests.kafka.apache_kafka import apache_kafka_broker
 from tests.kafka.streams_app import StreamsApp
 

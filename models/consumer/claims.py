@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from itertools import chain, repeat
 
 import numpy as np
+
 from stickyd.models.consumer.problem import ConsumerMember
 
 NO_OWNER = -1

@@ -12,6 +12,7 @@ from functools import cached_property
 from itertools import chain
 
 import numpy as np
+
 from stickyd.models.consumer.claims import NO_OWNER, ReportedClaims, resolve_claims
 from stickyd.models.consumer.problem import ConsumerProblem
 

@@ -18,6 +18,7 @@ from typing import Annotated, Any
 
 import numpy as np
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
+
 from stickyd.models.errors import ProblemError, field_path
 from stickyd.models.int_ranges import INT32_MAX, Int32
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
 from stickyd.models.consumer.owned import OwnedColumns
 from stickyd.models.int_ranges import INT32_MAX
 

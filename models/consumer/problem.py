@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation, ValidationInfo, model_validator
+
 from stickyd.models.consumer.owned import OwnedColumns, OwnedMap, TopicName, owned_columns
 from stickyd.models.int_ranges import Int32
 

@@ -8,6 +8,7 @@ cooperative hand-over safe) and that the stats tell the truth; it does not judge
 from __future__ import annotations
 
 import numpy as np
+
 from stickyd.models.consumer.index import ConsumerIndex, eligible_masks, index_consumer_problem
 from stickyd.models.consumer.problem import ConsumerProblem, ConsumerSolution, TopicPartitions
 

@@ -21,6 +21,7 @@ import msgspec
 import numpy as np
 import orjson
 from msgspec import UNSET, UnsetType
+
 from stickyd.models.consumer.owned import OwnedColumns
 from stickyd.models.consumer.owned_bytes import owned_columns_from_json
 from stickyd.models.consumer.problem import OWNED_COLUMNS_GIVEN

@@ -9,6 +9,7 @@ from functools import cached_property
 from itertools import chain, repeat
 
 import numpy as np
+
 from stickyd.models.streams.claims import resolve_task_names
 from stickyd.models.streams.problem import StreamsProblem
 

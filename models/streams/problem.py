@@ -7,6 +7,7 @@ from collections.abc import Collection
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from stickyd.models.int_ranges import INT32_MAX, Int32, Int64
 
 TASK_NAME = re.compile(r"^(.+)_(0|[1-9][0-9]*)$")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from stickyd.models.streams.index import StreamsIndex, index_streams_problem
 from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
+
 from stickyd.models.errors import ProblemError, first_problem
 from stickyd.models.groups import RebalanceRequest
 from stickyd.service.app_state import Services

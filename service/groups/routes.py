@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
+
 from stickyd.models.errors import first_problem
 from stickyd.models.groups import (
     GroupHistory,

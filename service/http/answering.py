@@ -15,6 +15,7 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
+
 from stickyd.service.admission.promise_floor import answer_cost_ms, floor_estimate_ms
 from stickyd.service.app_state import Services
 from stickyd.service.http.request_body import ClientGone, media_type_error, read_body

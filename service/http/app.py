@@ -15,6 +15,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.exceptions import HTTPException as StarletteHTTPException
+
 from stickyd.models import ConsumerProblem, ConsumerSolution
 from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
 from stickyd.service.app_state import Services, get_services

@@ -17,6 +17,7 @@ from fastapi.routing import APIRoute
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
+
 from stickyd.service.http.answering import answer
 from stickyd.service.http.auth import Unauthorized, current_tenant
 from stickyd.service.processes.solve_job import Kind

@@ -18,6 +18,7 @@ from typing import Annotated
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
 from stickyd.service.settings import Settings
 from stickyd.service.store import DEFAULT_TENANT
 from stickyd.service.store.tokens import tenant_of

@@ -16,8 +16,9 @@ import importlib
 import logging
 from typing import Any
 
-from stickyd.service.http.single_write import CoalescingTransport
 from uvicorn.config import HTTP_PROTOCOLS
+
+from stickyd.service.http.single_write import CoalescingTransport
 
 log = logging.getLogger("stickyd.access")
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import orjson
+
 from stickyd.models.errors import ProblemError
 
 DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")

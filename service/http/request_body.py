@@ -11,6 +11,7 @@ import asyncio
 import logging
 
 from starlette.requests import ClientDisconnect, Request
+
 from stickyd.service.processes.solve_job import JobResult, error
 
 log = logging.getLogger("stickyd.access")

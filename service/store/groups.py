@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
+
 from stickyd.service.store.engine import Database
 from stickyd.service.store.tables import GenerationRow, GroupRow
 

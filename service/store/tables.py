@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlalchemy import JSON, BigInteger, Boolean, Float, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
+
 from stickyd.service.store.base import Base
 
 GROUP_ID_LENGTH = 255

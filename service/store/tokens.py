@@ -13,6 +13,7 @@ import time
 
 from sqlalchemy import Float, String, select, update
 from sqlalchemy.orm import Mapped, mapped_column
+
 from stickyd.service.store.base import Base
 from stickyd.service.store.engine import Database
 from stickyd.service.store.tables import TENANT_LENGTH

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
 from stickyd.models.consumer.index import ConsumerIndex, UnitGroup
 
 

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import numpy as np
+
 from stickyd.models.consumer.index import ConsumerIndex, index_consumer_problem
 from stickyd.models.consumer.problem import ConsumerProblem, ConsumerSolution
 from stickyd.models.consumer.validation import unit_violations

@@ -9,6 +9,7 @@ Ties go to the member that sorts first by id (deterministic).
 from __future__ import annotations
 
 import numpy as np
+
 from stickyd.models.consumer.index import ConsumerIndex
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from ortools.graph.python import min_cost_flow
+
 from stickyd.models.consumer.index import ConsumerIndex
 from stickyd.solvers.consumer.classes import UnitClasses, materialize
 from stickyd.solvers.errors import SolverFailure, SolveTimeout

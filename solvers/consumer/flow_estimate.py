@@ -36,6 +36,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+
 from stickyd.models.consumer.index import ConsumerIndex
 
 FLOW_S_FIXED = 0.006

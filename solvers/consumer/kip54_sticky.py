@@ -21,6 +21,7 @@ from __future__ import annotations
 import heapq
 
 import numpy as np
+
 from stickyd.models.consumer.index import ConsumerIndex
 from stickyd.solvers.budget import TimeBudget
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pydantic import PrivateAttr
+
 from stickyd.models.consumer.problem import ConsumerSolution, ConsumerStats
 
 LAZY_FIELDS = ("assignment", "revoke", "target", "unassigned")

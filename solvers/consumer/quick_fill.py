@@ -13,6 +13,7 @@ alone; not as balanced or as sticky as KIP-54 across classes. Linear in the unit
 from __future__ import annotations
 
 import numpy as np
+
 from stickyd.models.consumer.index import ConsumerIndex, eligible_masks
 
 

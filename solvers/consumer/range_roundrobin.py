@@ -8,6 +8,7 @@ baselines stay valid for joins; Kafka's own would split a join whenever subscrip
 from __future__ import annotations
 
 import numpy as np
+
 from stickyd.models.consumer.index import ConsumerIndex
 
 

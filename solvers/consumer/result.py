@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
 from stickyd.models.consumer.index import ConsumerIndex
 from stickyd.models.consumer.problem import ConsumerProblem, ConsumerSolution, ConsumerStats, TopicPartitions
 from stickyd.solvers.consumer.answer_json import Columns, json_name, nested_json, topic_lists_json

@@ -19,6 +19,7 @@ negative under the true ones. Where that fails, windows widen (`widen`) until al
 from __future__ import annotations
 
 import numpy as np
+
 from stickyd.solvers.consumer.classes import ranges
 
 

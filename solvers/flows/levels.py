@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from ortools.graph.python import min_cost_flow
+
 from stickyd.solvers.errors import SolverFailure
 from stickyd.solvers.flows.network import FlowNetwork, costs_fit
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 from ortools.graph.python import min_cost_flow
+
 from stickyd.solvers.errors import SolverFailure
 
 _MAX_COST = 2**62

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from sortedcontainers import SortedList
+
 from stickyd.models.streams.index import StreamsIndex
 from stickyd.solvers.budget import TimeBudget
 from stickyd.solvers.streams.flow import StreamsTarget

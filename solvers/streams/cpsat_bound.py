@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 from ortools.sat.python import cp_model
+
 from stickyd.models.streams.index import StreamsIndex
 from stickyd.solvers.streams.flow import StreamsTarget
 from stickyd.solvers.streams.standby_bound import StreamsBound

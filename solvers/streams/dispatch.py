@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import numpy as np
+
 from stickyd.models.errors import parse
 from stickyd.models.streams.index import StreamsIndex, index_streams_problem
 from stickyd.models.streams.problem import StreamsProblem, StreamsSolution

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from stickyd.models.streams.index import StreamsIndex
 from stickyd.solvers.budget import TimeBudget
 from stickyd.solvers.consumer.classes import Pool, UnitClasses, materialize

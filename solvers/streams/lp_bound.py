@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 from scipy import optimize, sparse
+
 from stickyd.models.streams.index import StreamsIndex
 from stickyd.solvers.streams.standby_bound import StreamsBound, _network
 

@@ -16,6 +16,7 @@ balanced per subtopology. Linear in the tasks after one sort.
 from __future__ import annotations
 
 import numpy as np
+
 from stickyd.models.streams.index import StreamsIndex
 from stickyd.solvers.streams.flow import StreamsTarget
 

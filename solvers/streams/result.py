@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import orjson
+
 from stickyd.models.streams.index import StreamsIndex
 from stickyd.models.streams.problem import (
     ClientAssignment,

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
+
 from stickyd.models.streams.index import StreamsIndex
 from stickyd.solvers.errors import SolverFailure
 from stickyd.solvers.flows.network import FlowNetwork

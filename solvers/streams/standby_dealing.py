@@ -8,6 +8,7 @@ import heapq
 
 import numpy as np
 from ortools.graph.python import max_flow
+
 from stickyd.models.streams.index import StreamsIndex
 from stickyd.solvers.budget import TimeBudget
 from stickyd.solvers.errors import SolverFailure

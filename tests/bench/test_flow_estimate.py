@@ -4,10 +4,9 @@ the benchmark keeps working; speed itself is measured by the benchmark, not asse
 
 from __future__ import annotations
 
-from stickyd.solvers.consumer.flow_estimate import optimal_flow_s
-
 from bench.flow_estimate import flow_row, limit_row
 from bench.layouts import contract_json_bytes, kafka_like_problem
+from stickyd.solvers.consumer.flow_estimate import optimal_flow_s
 
 
 def test_a_flow_row_reports_the_network_and_its_estimate() -> None:

@@ -7,12 +7,12 @@ import itertools
 from pathlib import Path
 
 import pytest
+
+from bench.layouts import EVENTS, LAYOUTS, SHAPES, kafka_like_problem, write_problem_json
 from stickyd.models import ConsumerProblem
 from stickyd.models.consumer.index import index_consumer_problem
 from stickyd.models.consumer.validation import validate_consumer_solution
 from stickyd.solvers import solve_consumer
-
-from bench.layouts import EVENTS, LAYOUTS, SHAPES, kafka_like_problem, write_problem_json
 
 CASES = [
     (layout, shape, EVENTS[i % len(EVENTS)]) for i, (layout, shape) in enumerate(itertools.product(LAYOUTS, SHAPES))

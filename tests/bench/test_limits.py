@@ -5,11 +5,10 @@ business, not asserted here)."""
 
 from __future__ import annotations
 
-from stickyd.cli.child_service import ServiceProcess
-from stickyd.solvers import solve_consumer
-
 from bench.limit_cases import SIZE_CLASSES, Validator, with_time_limit
 from bench.limits import limits_report, run_row
+from stickyd.cli.child_service import ServiceProcess
+from stickyd.solvers import solve_consumer
 
 
 def test_tiny_classes_give_rows_of_valid_answers_and_a_report_with_load_and_misses(service: ServiceProcess) -> None:

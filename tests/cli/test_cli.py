@@ -9,7 +9,7 @@ import sys
 
 from tests.conftest import CONTRACT, assert_valid, load_example
 
-STICKYD = [sys.executable, "-m", "cli"]
+STICKYD = [sys.executable, "-m", "stickyd.cli"]
 
 
 def _run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-STICKYD = [sys.executable, "-m", "cli"]
+STICKYD = [sys.executable, "-m", "stickyd.cli"]
 WIDE = {**os.environ, "COLUMNS": "200"}
 
 
@@ -69,7 +69,7 @@ def _readme_solve_commands() -> list[str]:
 
 def test_the_readme_solve_commands_work_from_the_repository_root() -> None:
     """Each `.venv/bin/stickyd solve ...` line of "Use", run as written from the root (the venv's
-    `stickyd` is this interpreter's `-m cli`), answers with exit 0 and output."""
+    `stickyd` is this interpreter's `-m stickyd.cli`), answers with exit 0 and output."""
     commands = _readme_solve_commands()
     assert len(commands) >= 3
     for command in commands:

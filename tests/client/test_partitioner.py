@@ -8,9 +8,9 @@ from collections import Counter
 
 import pytest
 from kafka.partitioner import DefaultPartitioner
-from stickyd.client.partitioner import UniformStickyPartitioner
 
 from bench.kafka10888 import SLOW, simulate, summary
+from stickyd.client.partitioner import UniformStickyPartitioner
 
 
 class Cluster:

@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import jsonschema_rs
 import yaml
+
 from stickyd.cli.child_service import ServiceProcess, free_port
 from stickyd.service.http.app import create_app
 from stickyd.service.settings import Settings
@@ -69,7 +70,7 @@ def test_compose_matches_what_stickyd_serve_accepts() -> None:
     service = COMPOSE["services"]["stickyd"]
     assert service["command"][0] == "serve"
     help_text = subprocess.run(
-        [sys.executable, "-m", "cli", "serve", "--help"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "stickyd.cli", "serve", "--help"], capture_output=True, text=True, check=True
     ).stdout
     for option in (o for o in service["command"][1:] if o.startswith("--")):
         assert option in help_text
@@ -136,7 +137,7 @@ def test_pipeline_profile_plans_through_the_healthy_service() -> None:
     command = _pipeline_command()
     assert command[0] == "plan"
     help_text = subprocess.run(
-        [sys.executable, "-m", "cli", "pipeline", "plan", "--help"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "stickyd.cli", "pipeline", "plan", "--help"], capture_output=True, text=True, check=True
     ).stdout
     for option in (o for o in command if o.startswith("--")):
         assert option in help_text
@@ -175,7 +176,11 @@ def test_the_pipeline_profiles_command_runs_outside_docker(tmp_path: Path, servi
     env["PYSPARK_PYTHON"] = sys.executable
     command[command.index("--master") + 1] = "local[2]"
     result = subprocess.run(
-        [sys.executable, "-m", "cli", "pipeline", *command], env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "stickyd.cli", "pipeline", *command],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "12 groups planned, 0 rows rejected" in result.stderr

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from stickyd.cli.child_service import ServiceProcess, running_service
 
 _names = itertools.count()

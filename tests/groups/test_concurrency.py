@@ -8,8 +8,8 @@ from typing import Any
 
 import httpx
 import pytest
-from stickyd.cli.child_service import running_service
 
+from stickyd.cli.child_service import running_service
 from tests.groups.conftest import Services, rebalance
 
 CALLERS = 10

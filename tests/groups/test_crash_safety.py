@@ -17,9 +17,9 @@ from typing import Any
 
 import httpx
 import pytest
+
 from stickyd.cli.child_service import running_service
 from stickyd.service.store import Database, database_url, load_group, read_history
-
 from tests.groups.conftest import make_backend, rebalance
 
 KILLS = 5

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import httpx
-from stickyd.cli.main import app
 from typer.testing import CliRunner
 
+from stickyd.cli.main import app
 from tests.groups.conftest import ok, rebalance
 
 WIDE = {"COLUMNS": "200"}

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stickyd.cli.child_service import free_port
-
 from tests.kafka.jvm import PLUGIN_JAR, java_command, kafka_jars_built, start_java, stop_java, write_log4j2
 
 READY_LINE = "Kafka Server started"

@@ -11,8 +11,8 @@ from kafka import KafkaConsumer
 from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
-from stickyd.client.assignor import StickydAssignor
 
+from stickyd.client.assignor import StickydAssignor
 from tests.kafka.harness import SESSION
 
 KAFKA_ASSIGNORS = {

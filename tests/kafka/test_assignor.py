@@ -13,9 +13,9 @@ import time
 import pytest
 from kafka import KafkaAdminClient
 from kafka.admin import NewPartitions, NewTopic
+
 from stickyd.cli.child_service import ServiceProcess
 from stickyd.client.assignor import CooperativeStickydAssignor, StickydAssignor
-
 from tests.kafka.apache_kafka import ApacheKafka
 from tests.kafka.harness import Member, balanced, produce, wait_until
 from tests.kafka.switchboard import Switchboard

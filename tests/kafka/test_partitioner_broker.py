@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import pytest
 from kafka.partitioner import DefaultPartitioner
 from kafka.partitioner.sticky import StickyPartitioner
-from stickyd.client.partitioner import UniformStickyPartitioner
 
 from bench.broker.partitioner import RECORD_BYTES, run
+from stickyd.client.partitioner import UniformStickyPartitioner
 from tests.kafka.apache_kafka import ApacheKafka
 
 RECORDS = 20_000

@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+
 from stickyd.models import ConsumerProblem
 from stickyd.solvers import solve_consumer
-
 from tests.kafka.apache_kafka import ApacheKafka
 
-STICKYD = [sys.executable, "-m", "cli"]
+STICKYD = [sys.executable, "-m", "stickyd.cli"]
 TOPICS = {"snap-orders": 6, "snap-payments": 3}
 RECORDS_PER_PARTITION = 10
 
@@ -189,6 +189,7 @@ def test_pipeline_plan_on_the_snapshot_gives_the_moves_stickyd_would_make(
     RoundRobin's 2-2-2 is already optimal, so nothing moves. (The plan runs on the test run's shared
     SparkSession, as `stickyd pipeline plan` would.)"""
     import pandas as pd
+
     from stickyd.pipeline.plan import PlanOptions, plan
 
     summary = plan(spark, PlanOptions(str(snapshot_dir / "fleet.jsonl"), tmp_path / "plan"))

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
-from stickyd.cli.child_service import ServiceProcess
 
+from stickyd.cli.child_service import ServiceProcess
 from tests.kafka.apache_kafka import STICKYD_TIMEOUT_MS, ApacheKafka
 from tests.kafka.consumer_protocol import TP, Feeder, Member, settle, wait_consumed
 from tests.kafka.switchboard import Switchboard

@@ -12,8 +12,8 @@ from collections import Counter
 from typing import Any
 
 import httpx
-from stickyd.cli.child_service import ServiceProcess, free_port
 
+from stickyd.cli.child_service import ServiceProcess, free_port
 from tests.kafka.jvm import APP_CLASSPATH
 
 DRIVER = "io.stickyd.kafka.streams.app.GroupAssignorDriver"

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 import pytest
+
 from stickyd.models import ProblemError
 from stickyd.solvers import solve_consumer
 

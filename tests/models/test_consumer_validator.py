@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from stickyd.models import ConsumerProblem, ConsumerSolution, index_consumer_problem, validate_consumer_solution
 from stickyd.models.consumer.validation import unit_violations
 from stickyd.solvers import solve_consumer

@@ -11,9 +11,10 @@ from typing import Any
 
 import orjson
 import pytest
-import stickyd.service.processes.solve_job
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import stickyd.service.processes.solve_job
 from stickyd.models.consumer.owned import owned_columns
 from stickyd.models.consumer.wire import decode_consumer
 from stickyd.service.http.json_guard import load_object

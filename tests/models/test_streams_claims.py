@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from stickyd.models.streams.claims import resolve_task_names
 
 Request = tuple[list[str], list[int], list[str]]

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
+
 from stickyd.models.streams.index import index_streams_problem
 from stickyd.models.streams.problem import StreamsClient, StreamsProblem, parse_task
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from stickyd.models.streams.index import index_streams_problem
 from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
 from stickyd.models.streams.validation import target_violations, validate_streams_solution

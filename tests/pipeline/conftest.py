@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from stickyd.pipeline.generate import FleetShape, fleet_rows
 
+from stickyd.pipeline.generate import FleetShape, fleet_rows
 from tests.conftest import CONTRACT
 
 SMALL_FLEET = FleetShape(groups=40, max_members=40, max_topics=12, max_clients=12, max_subtopologies=5)

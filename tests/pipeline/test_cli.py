@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-STICKYD = [sys.executable, "-m", "cli"]
+STICKYD = [sys.executable, "-m", "stickyd.cli"]
 
 
 def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
+
 from stickyd.cli.child_service import ServiceProcess
 from stickyd.pipeline.kafka_assign import DriverShare, kafka_assign
 

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from pyspark.sql import SparkSession
+
 from stickyd.cli.child_service import ServiceProcess
 from stickyd.pipeline.generate import write_parquet
 from stickyd.pipeline.plan import PlanOptions, plan
@@ -16,7 +17,6 @@ from stickyd.pipeline.rows import consumer_result, parse_row, streams_result
 from stickyd.pipeline.solving import ServiceUnavailable
 from stickyd.pipeline.spark import to_pandas
 from stickyd.solvers import solve_consumer, solve_streams
-
 from tests.pipeline.conftest import BAD_ROWS
 
 STATS = ["group_id", "kind", "strategy", "solver", "optimal", "fallback", "moves", "standby_moves", "owned",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
+
 from stickyd.pipeline.replay import ReplayOptions, replay
 from stickyd.pipeline.replay_core import parse_trace, replay_trace
 from stickyd.pipeline.spark import to_pandas

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from stickyd.cli.child_service import ServiceProcess, running_service
 
+from stickyd.cli.child_service import ServiceProcess, running_service
 from tests.processes import MARK, new_mark
 
 SMALLEST_MARGIN_MS = 30

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from stickyd.service.store import Database, open_database
 
+from stickyd.service.store import Database, open_database
 from tests.store.postgres_cluster import PostgresCluster
 
 _names = itertools.count()

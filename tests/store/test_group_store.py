@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import inspect, text
+
 from stickyd.service.store import (
     Database,
     NewGeneration,

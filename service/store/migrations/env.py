@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from alembic import context
+
 import stickyd.service.store.tables  # noqa: F401 - registers the group tables on Base.metadata
 import stickyd.service.store.tokens  # noqa: F401 - registers the tokens table on Base.metadata
-from alembic import context
 from stickyd.service.store.base import Base
 
 connection = context.config.attributes["connection"]

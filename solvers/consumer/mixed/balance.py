@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 from ortools.sat.python import cp_model
+
 from stickyd.models.consumer.index import ConsumerIndex
 from stickyd.solvers.budget import TimeBudget
 from stickyd.solvers.consumer.classes import UnitClasses

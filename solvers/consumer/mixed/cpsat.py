@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from stickyd.models.consumer.index import ConsumerIndex
 from stickyd.solvers.budget import TimeBudget
 from stickyd.solvers.consumer.classes import UnitClasses, materialize

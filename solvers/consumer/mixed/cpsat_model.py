@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 from ortools.sat.python import cp_model
+
 from stickyd.models.consumer.index import ConsumerIndex
 from stickyd.solvers.consumer.classes import UnitClasses, materialize
 from stickyd.solvers.consumer.mixed.balance import UNARY_STEPS_LIMIT, squared

@@ -11,6 +11,7 @@ the usual shape of a stream join's consumer group (more instances than partition
 from __future__ import annotations
 
 import numpy as np
+
 from stickyd.models.consumer.index import ConsumerIndex
 from stickyd.solvers.consumer.classes import UnitClasses
 from stickyd.solvers.consumer.flow import ConsumerFlowModel, FlowInfeasible, Weights

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+
 from stickyd.models.consumer.index import ConsumerIndex
 from stickyd.solvers.consumer.classes import build_classes
 from stickyd.solvers.consumer.flow import ConsumerFlowModel, Weights

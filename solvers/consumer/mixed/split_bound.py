@@ -19,6 +19,7 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
+
 from stickyd.models.consumer.index import ConsumerIndex, UnitGroup
 from stickyd.solvers.consumer.classes import build_classes
 from stickyd.solvers.consumer.flow import ConsumerFlowModel, Weights, solve_min_cost_flow

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 
 from ortools.graph.python import min_cost_flow
+
 from stickyd.solvers.consumer.small.index import TinyIndex
 
 MAX_COST = 2**62

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
+
 from stickyd.models.consumer.problem import ConsumerProblem, ConsumerStats
 from stickyd.solvers.consumer.lazy_solution import LazyConsumerSolution
 from stickyd.solvers.consumer.small.flow import flow_owners

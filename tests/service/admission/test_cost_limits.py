@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from stickyd.cli.child_service import ServiceProcess, running_service
 from stickyd.service.admission.request_cost import RequestCost, over_limits, request_cost
 from stickyd.service.processes.solve_job import Limits

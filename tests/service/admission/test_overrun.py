@@ -9,10 +9,10 @@ import time
 from typing import Any
 
 import httpx
+
 from stickyd.cli.child_service import ServiceProcess
 from stickyd.models import ConsumerSolution
 from stickyd.service.processes.pool import FALLBACK_REASON
-
 from tests.conftest import assert_valid
 from tests.service.conftest import claimed_problem
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+
 from stickyd.models import ConsumerSolution
 from stickyd.service.http.app import create_app
 from stickyd.service.settings import Settings
-
 from tests.conftest import assert_valid, load_example
 
 

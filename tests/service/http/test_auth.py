@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from stickyd.cli.child_service import ServiceProcess, running_service
 from stickyd.service.http.auth import Unauthorized, auth_required, bearer_token, listens_on_loopback
 from stickyd.service.settings import Settings
@@ -39,7 +40,7 @@ class AuthService:
     """every token this module created, to look for in the log."""
 
     def tokens(self, *args: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "cli", "tokens", *args]
+        command = [sys.executable, "-m", "stickyd.cli", "tokens", *args]
         return subprocess.run(command, env={**os.environ, **self.env}, capture_output=True, text=True, timeout=120)
 
     def new_token(self, tenant: str) -> str:
@@ -197,6 +198,6 @@ def test_bearer_header_parsing_never_returns_a_wrong_token() -> None:
 
 def test_the_docker_image_and_compose_run_with_auth_on() -> None:
     """The image listens on all interfaces, so auth must be on there (by default and said so)."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     assert "STICKYD_AUTH=required" in (root / "Dockerfile").read_text()
     assert 'STICKYD_AUTH: "required"' in (root / "docker-compose.yml").read_text()

@@ -10,6 +10,7 @@ import tempfile
 
 import httpx
 import pytest
+
 from stickyd.cli.child_service import ServiceProcess
 
 NO_NETWORK = "MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"

@@ -13,6 +13,7 @@ from urllib.parse import urlparse
 
 import httpx
 import pytest
+
 from stickyd.cli.child_service import ServiceProcess, running_service
 
 JSON = {"content-type": "application/json"}

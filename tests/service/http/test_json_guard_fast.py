@@ -9,6 +9,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from stickyd.models.errors import ProblemError
 from stickyd.service.http.json_guard import load_object, load_object_fast
 

@@ -16,10 +16,10 @@ from typing import Any
 
 import httpx
 import pytest
+
 from stickyd.cli.child_service import ServiceProcess
 from stickyd.client.http import AsyncStickydClient, StickydClient, StickydError
 from stickyd.models import ConsumerSolution
-
 from tests.conftest import CONTRACT, assert_valid
 from tests.service.health_probe import probe_health
 
@@ -34,7 +34,7 @@ def _without_time(response: dict[str, Any]) -> dict[str, Any]:
 def test_service_and_cli_give_identical_answers(service: ServiceProcess, path: Path) -> None:
     kind = "streams" if path.name.startswith("streams") else "consumer"
     cli = subprocess.run(
-        [sys.executable, "-m", "cli", "solve", kind, str(path)],
+        [sys.executable, "-m", "stickyd.cli", "solve", kind, str(path)],
         capture_output=True,
         text=True,
         check=True,

@@ -13,7 +13,6 @@ from stickyd.service.app_state import Services
 from stickyd.service.processes.pool import SolverPool, Timing
 from stickyd.service.processes.solve_job import JobResult, Limits, run_job
 from stickyd.service.settings import Settings
-
 from tests.service.conftest import claimed_problem
 
 LIMITS = Limits(max_partitions=2_000_000, max_members=20_000, default_time_limit_ms=2000, max_time_limit_ms=30_000)

@@ -17,10 +17,10 @@ from typing import Any
 from urllib.parse import urlparse
 
 import httpx
+
 from stickyd.cli.child_service import ServiceProcess, running_service
 from stickyd.models import ConsumerSolution
 from stickyd.service.processes.pool import EXITED_REASON
-
 from tests.conftest import assert_valid
 from tests.processes import MARK, marked, new_mark, this_process, wait_until_none_marked
 from tests.service.conftest import claimed_problem
@@ -138,7 +138,9 @@ def test_a_replaced_solver_process_is_taken_over_by_the_warm_spare(one_worker_se
 def test_demo_leaves_no_process_behind() -> None:
     mark = new_mark()
     env = {**os.environ, MARK: mark}
-    done = subprocess.run([sys.executable, "-m", "cli", "demo"], env=env, capture_output=True, text=True, timeout=180)
+    done = subprocess.run(
+        [sys.executable, "-m", "stickyd.cli", "demo"], env=env, capture_output=True, text=True, timeout=180
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "stickyd serve is answering" in done.stdout
     left = wait_until_none_marked(mark, 1.0, exclude=this_process())

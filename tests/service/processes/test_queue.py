@@ -19,12 +19,12 @@ from typing import Any
 
 import httpx
 import pytest
+
 from stickyd.cli.child_service import ServiceProcess
 from stickyd.models import ConsumerSolution
 from stickyd.service.http.answering import REPLY_RESERVE_S, REPLY_S_PER_MB, reply_reserve_s
 from stickyd.service.processes.pool import QUEUE_REASON, SolverPool, Timing
 from stickyd.service.processes.solve_job import Limits
-
 from tests.conftest import assert_valid
 from tests.service.conftest import claimed_problem
 

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from stickyd.models import ConsumerSolution
 from stickyd.service.processes.pool import SolverPool, Timing
 from stickyd.service.processes.shared_area import SHARED_MIN_BYTES, read_area, widen_pipes, write_area
 from stickyd.service.processes.solve_job import JobResult, Limits, run_job
-
 from tests.conftest import assert_valid
 from tests.service.conftest import claimed_problem
 

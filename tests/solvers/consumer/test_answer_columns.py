@@ -11,10 +11,10 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from stickyd.models import ConsumerSolution
 from stickyd.solvers import solve_consumer
 from stickyd.solvers.consumer.lazy_solution import LazyConsumerSolution
-
 from tests.solvers.consumer.test_properties import consumer_problems
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -13,6 +13,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from stickyd.models.consumer.index import index_consumer_problem
 from stickyd.models.consumer.problem import ConsumerProblem
 from stickyd.models.consumer.validation import unit_violations
@@ -21,7 +22,6 @@ from stickyd.solvers.consumer.classes import build_classes
 from stickyd.solvers.consumer.mixed.balance import squares_of
 from stickyd.solvers.consumer.mixed.cpsat import moves_of, solve_cpsat
 from stickyd.solvers.consumer.mixed.cpsat_model import ConsumerCpModel
-
 from tests.conftest import assert_valid
 from tests.solvers.consumer.reference import reference_objective
 from tests.solvers.consumer.test_mixed_joins import left_right_join

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from stickyd.solvers import solve_consumer
 
+from stickyd.solvers import solve_consumer
 from tests.conftest import assert_valid, expected, load_example, loads_of
 
 CONSUMER_EXAMPLES = sorted(k for k in expected() if k.startswith("consumer-"))

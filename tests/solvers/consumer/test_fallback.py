@@ -8,9 +8,9 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from stickyd.solvers import solve_consumer
 from stickyd.solvers.budget import TimeBudget
-
 from tests.conftest import assert_valid
 from tests.solvers.consumer.test_properties import consumer_problems
 

@@ -11,9 +11,10 @@ import time
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+
 import stickyd.solvers.consumer.dispatch
 import stickyd.solvers.consumer.flow_estimate
-from hypothesis import HealthCheck, given, settings
 from stickyd.models import ConsumerProblem, index_consumer_problem
 from stickyd.service.processes.solve_job import fallback_cause
 from stickyd.solvers import solve_consumer
@@ -30,7 +31,6 @@ from stickyd.solvers.consumer.flow_estimate import (
     network_units,
     optimal_flow_s,
 )
-
 from tests.conftest import assert_valid
 from tests.solvers.consumer.test_properties import consumer_problems
 from tests.solvers.consumer.test_spent_share import UNEQUAL as SPENT_SHARE_UNEQUAL

@@ -10,14 +10,14 @@ import time
 from typing import Any
 
 import pytest
-import stickyd.solvers.consumer.flow
 from hypothesis import HealthCheck, given, settings
+
+import stickyd.solvers.consumer.flow
 from stickyd.models import ConsumerProblem, index_consumer_problem
 from stickyd.solvers.consumer.classes import build_classes
 from stickyd.solvers.consumer.dispatch import _uniform_unit_weights
 from stickyd.solvers.consumer.flow import solve_min_cost_flow
 from stickyd.solvers.consumer.result import Outcome, build_solution
-
 from tests.conftest import assert_valid
 from tests.solvers.consumer.test_properties import _rack_misses, _squares, consumer_problems
 

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from stickyd.models.consumer.index import index_consumer_problem
 from stickyd.models.consumer.problem import ConsumerProblem
 from stickyd.models.consumer.validation import unit_violations
@@ -18,7 +19,6 @@ from stickyd.solvers import solve_consumer
 from stickyd.solvers.consumer.kip54_sticky import solve_sticky
 from stickyd.solvers.consumer.mixed.cpsat import moves_of
 from stickyd.solvers.consumer.mixed.same_counts import fewest_moves_same_counts
-
 from tests.conftest import assert_valid
 from tests.solvers.consumer.reference import reference_objective
 from tests.solvers.consumer.test_properties import _rack_misses

@@ -9,8 +9,8 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from stickyd.solvers import solve_consumer
 
+from stickyd.solvers import solve_consumer
 from tests.conftest import assert_valid
 from tests.solvers.consumer.reference import reference_objective
 

@@ -12,15 +12,15 @@ import string
 from typing import Any
 
 import pytest
-import stickyd.solvers.consumer.dispatch as dispatch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+import stickyd.solvers.consumer.dispatch as dispatch
 from stickyd.models import ConsumerProblem, parse
 from stickyd.service.processes.solve_job import Limits, run_job
 from stickyd.solvers import solve_consumer
 from stickyd.solvers.consumer.lazy_solution import LazyConsumerSolution
 from stickyd.solvers.consumer.small.solve import TINY_MEMBERS, TINY_PARTITIONS, fits, solve_tiny
-
 from tests.conftest import assert_valid
 from tests.solvers.consumer.reference import reference_objective
 

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import pytest
+
 import stickyd.solvers.consumer.dispatch
 from stickyd.models import ConsumerProblem
 from stickyd.models.consumer.validation import validate_consumer_solution

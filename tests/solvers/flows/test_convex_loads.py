@@ -12,9 +12,9 @@ import networkx as nx
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from stickyd.solvers import solve_consumer
 from stickyd.solvers.flows.convex_loads import charged, load_segments, settled, widen
-
 from tests.conftest import assert_valid
 
 

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from bench.limit_cases import streams_problem
 from stickyd.models.streams.index import index_streams_problem
 from stickyd.models.streams.problem import StreamsProblem
 from stickyd.models.streams.validation import validate_streams_solution
@@ -20,8 +22,6 @@ from stickyd.solvers.flows.levels import solve_by_levels
 from stickyd.solvers.flows.network import FlowNetwork, costs_fit
 from stickyd.solvers.streams.flow import _ActiveWeights, solve_streams_flows
 from stickyd.solvers.streams.result import active_moves, balance_excess, standby_moves
-
-from bench.limit_cases import streams_problem
 from tests.solvers.streams.test_streams import streams_problems
 
 Arc = tuple[int, int, int, int, int, int]

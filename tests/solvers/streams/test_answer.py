@@ -8,13 +8,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+
+from bench.limit_cases import streams_problem
 from stickyd.models.streams.problem import StreamsProblem
 from stickyd.models.streams.validation import validate_streams_solution
 from stickyd.solvers import solve_streams
 from stickyd.solvers.budget import TimeBudget
 from stickyd.solvers.streams.result import _by_client, _with_clients_redone, streams_answer_json
-
-from bench.limit_cases import streams_problem
 
 
 def _racked(problem: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from bench.limit_cases import streams_problem
 from stickyd.models.streams.index import index_streams_problem
 from stickyd.models.streams.problem import StreamsProblem
 from stickyd.models.streams.validation import target_violations, validate_streams_solution
@@ -19,8 +21,6 @@ from stickyd.solvers.errors import SolveTimeout
 from stickyd.solvers.streams.baselines import solve_sticky
 from stickyd.solvers.streams.flow import solve_streams_flows
 from stickyd.solvers.streams.quick_fill import solve_quick_streams
-
-from bench.limit_cases import streams_problem
 
 SPENT = TimeBudget(0.0)
 """a budget that ended long ago (the monotonic clock's origin)."""

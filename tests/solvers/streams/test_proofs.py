@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from stickyd.models.streams.problem import StreamsProblem
 from stickyd.models.streams.validation import validate_streams_solution
 from stickyd.solvers import solve_streams
-
 from tests.solvers.streams.reference import reference_streams
 
 EVENTS = ["join", "leave", "scale-out", "restart", "racks", "unequal capacities"]

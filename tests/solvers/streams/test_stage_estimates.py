@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
+from bench.limit_cases import streams_problem
 from stickyd.models.streams.index import index_streams_problem
 from stickyd.models.streams.problem import StreamsProblem
 from stickyd.models.streams.validation import validate_streams_solution
@@ -15,8 +17,6 @@ from stickyd.service.processes.solve_job import fallback_cause
 from stickyd.solvers import solve_streams
 from stickyd.solvers.budget import TimeBudget
 from stickyd.solvers.streams.stage_estimates import answer_s, flows_s, sticky_s
-
-from bench.limit_cases import streams_problem
 
 
 @pytest.fixture(scope="module")

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from stickyd.models import ProblemError
 from stickyd.models.streams.problem import StreamsProblem
 from stickyd.models.streams.validation import validate_streams_solution
 from stickyd.solvers import solve_streams
-
 from tests.conftest import expected, load_example
 from tests.solvers.streams.reference import reference_streams
 
