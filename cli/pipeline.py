@@ -12,6 +12,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+from stickyd.solvers.time_policy import DEFAULT_TIME_LIMIT_MS
+
 pipeline_app = typer.Typer(
     help="Fleet-wide planning and churn replay on Spark (local mode or spark-submit).", no_args_is_help=True
 )
@@ -158,7 +160,7 @@ def plan(
     metrics: Annotated[str | None, typer.Option(help="traffic: topic, partition, minute, records, bytes")] = None,
     service: Annotated[str | None, typer.Option(help="solve through this stickyd service from the driver")] = None,
     master: Master = "local[*]",
-    time_limit_ms: TimeLimit = 2000,
+    time_limit_ms: TimeLimit = DEFAULT_TIME_LIMIT_MS,
     input_format: Annotated[InputFormat, typer.Option("--format", help="the snapshot's format")] = InputFormat.auto,
     report: Annotated[ReportFormat, typer.Option(help="report as Markdown (+ PNG) or one HTML file")] = ReportFormat.md,
     concurrency: Annotated[int, typer.Option(min=1, help="--service: requests in flight")] = 4,
@@ -203,7 +205,7 @@ def replay(
     out: Annotated[Path, typer.Option(help="output folder")] = Path("replay-out"),
     strategy: Annotated[list[str] | None, typer.Option(help="repeat to pick; default: all five")] = None,
     master: Master = "local[*]",
-    time_limit_ms: TimeLimit = 2000,
+    time_limit_ms: TimeLimit = DEFAULT_TIME_LIMIT_MS,
     report: Annotated[ReportFormat, typer.Option(help="report as Markdown (+ PNG) or one HTML file")] = ReportFormat.md,
     spark_log_level: LogLevel = SparkLogLevel.ERROR,
     spark_log: LogFile = None,

@@ -29,6 +29,7 @@ from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, Consume
 
 from stickyd.client.fallback import assign_consumer_or_solve
 from stickyd.models import ConsumerSolution
+from stickyd.solvers.time_policy import ASSIGNOR_FALLBACK_TIME_LIMIT_MS, ASSIGNOR_TIME_LIMIT_MS, ASSIGNOR_TIMEOUT_MS
 
 log = logging.getLogger(__name__)
 
@@ -62,10 +63,10 @@ class StickydAssignor(AbstractPartitionAssignor):
     def __init__(
         self,
         url: str = "http://127.0.0.1:8000",
-        timeout_ms: int = 1000,
+        timeout_ms: int = ASSIGNOR_TIMEOUT_MS,
         strategy: str = "optimal",
-        time_limit_ms: int = 500,
-        fallback_time_limit_ms: int = 200,
+        time_limit_ms: int = ASSIGNOR_TIME_LIMIT_MS,
+        fallback_time_limit_ms: int = ASSIGNOR_FALLBACK_TIME_LIMIT_MS,
         rack: str | None = None,
     ) -> None:
         self.url = url

@@ -32,9 +32,9 @@ from stickyd.pipeline.rows import RESULT_SCHEMA
 from stickyd.pipeline.solving import RESULT_FIELDS, solve_frames, solve_over_http
 from stickyd.pipeline.spark import TaskProgress, parallelism, to_pandas, watching_tasks
 from stickyd.pipeline.traffic import member_traffic, partition_rates
+from stickyd.solvers.time_policy import DEFAULT_TIME_LIMIT_MS
 
 __all__ = ["FLEET_COLUMNS", "PlanOptions", "PlanSummary", "plan"]
-DEFAULT_TIME_LIMIT_MS = 2_000
 """Per group, where its problem sets none: the service's default, so both modes agree."""
 
 

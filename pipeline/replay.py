@@ -22,6 +22,7 @@ from stickyd.pipeline.preflight import TRACE_COLUMNS, check_rows_input
 from stickyd.pipeline.replay_core import REPLAY_SCHEMA, STEP_FIELDS, STRATEGIES, replay_line
 from stickyd.pipeline.report import Section, new_figure, png_bytes, rejected_rows, write_report
 from stickyd.pipeline.spark import TaskProgress, parallelism, to_pandas, watching_tasks
+from stickyd.solvers.time_policy import DEFAULT_TIME_LIMIT_MS
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class ReplayOptions:
     traces: str
     out: Path
     strategies: tuple[str, ...] = STRATEGIES
-    time_limit_ms: int = 10_000
+    time_limit_ms: int = DEFAULT_TIME_LIMIT_MS
     input_format: str = "auto"
     report_format: str = "md"
     partitions: int | None = None

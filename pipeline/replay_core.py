@@ -12,6 +12,7 @@ from stickyd.models import ConsumerMember, ConsumerProblem
 from stickyd.models.errors import first_problem
 from stickyd.pipeline.traces import ChurnEvent, ChurnTrace, apply_event
 from stickyd.solvers import solve_consumer
+from stickyd.solvers.time_policy import DEFAULT_TIME_LIMIT_MS
 
 STRATEGIES = ("optimal", "sticky", "range", "roundrobin", "cooperative")
 """`cooperative` is the optimal target handed over with KIP-429's two rounds."""
@@ -67,7 +68,10 @@ def parse_trace(row: int, raw: str) -> ChurnTrace | Step:
 
 
 def replay_trace(
-    trace: ChurnTrace, row: int = 0, strategies: tuple[str, ...] = STRATEGIES, time_limit_ms: int = 10_000
+    trace: ChurnTrace,
+    row: int = 0,
+    strategies: tuple[str, ...] = STRATEGIES,
+    time_limit_ms: int = DEFAULT_TIME_LIMIT_MS,
 ) -> list[Step]:
     """Step 0 is the group's first assignment; then one step per event."""
     steps: list[Step] = []

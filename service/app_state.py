@@ -68,8 +68,8 @@ class Services:
         queue_wait.observe(timing.queue_wait_s)
         if solve is not None:
             solve.observe(result.solve_ms / 1000)
-            if result.fallback:
-                self.metrics.fallbacks.labels(endpoint, result.fallback_cause).inc()
+            if result.fallback_cause is not None:
+                self.metrics.fallbacks.labels(endpoint, result.fallback_cause.value).inc()
         if result.status != 200:
             self.metrics.rejected.labels(endpoint, str(result.status)).inc()
         log.info(

@@ -7,3 +7,7 @@ class SolveTimeout(Exception):
 
 class SolverFailure(Exception):
     """The solver could not build or finish its model (it says why)."""
+
+
+class InvalidAnswer(SolverFailure):
+    """The solver finished, but its answer failed the validator."""

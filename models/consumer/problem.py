@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation, ValidationInfo, model_validator
 
 from stickyd.models.consumer.owned import OwnedColumns, OwnedMap, TopicName, owned_columns
+from stickyd.models.fallback_cause import FallbackCause
 from stickyd.models.int_ranges import Int32
 
 MemberId = Annotated[str, Field(min_length=1)]
@@ -110,6 +111,12 @@ class ConsumerStats(_Frozen):
     max_load: int
     time_ms: float
     warnings: list[str] = Field(default_factory=list)
+    _fallback_cause: FallbackCause | None = PrivateAttr(default=None)
+
+    @property
+    def fallback_cause(self) -> FallbackCause | None:
+        """Why the fallback answered (None when it did not): the service's metrics label, not on the wire."""
+        return self._fallback_cause
 
 
 class ConsumerSolution(_Frozen):

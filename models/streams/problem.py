@@ -6,8 +6,9 @@ import re
 from collections.abc import Collection
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
+from stickyd.models.fallback_cause import FallbackCause
 from stickyd.models.int_ranges import INT32_MAX, Int32, Int64
 
 TASK_NAME = re.compile(r"^(.+)_(0|[1-9][0-9]*)$")
@@ -139,6 +140,12 @@ class StreamsStats(_Frozen):
     balance: StreamsBalance
     time_ms: float
     warnings: list[str] = Field(default_factory=list)
+    _fallback_cause: FallbackCause | None = PrivateAttr(default=None)
+
+    @property
+    def fallback_cause(self) -> FallbackCause | None:
+        """Why the fallback answered (None when it did not): the service's metrics label, not on the wire."""
+        return self._fallback_cause
 
 
 class StreamsSolution(_Frozen):

@@ -19,27 +19,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-Kind = Literal["consumer", "streams"]
+from stickyd.solvers.time_policy import (
+    CHEAPEST_MS_PER_BODY_MB,
+    FREE_BYTES,
+    FREE_UNITS,
+    MS_PER_BODY_MB,
+    MS_PER_MB,
+    MS_PER_UNIT,
+)
 
-FREE_UNITS = 10_000
-"""partitions or tasks up to which the floor is 0 (the margin covers reading and answering)."""
-FREE_BYTES = 1_000_000
-"""body bytes up to which reading and parsing count as free."""
-MS_PER_MB: dict[Kind, float] = {"consumer": 10.0, "streams": 67.0}
-"""reading and decoding: per MB of body (msgspec/orjson, claims read into columns)."""
-MS_PER_UNIT: dict[Kind, float] = {"consumer": 0.00125, "streams": 0.0045}
-"""indexing, the cheapest valid answer and writing it: per partition (consumer) or task (Streams)."""
-MS_PER_BODY_MB: dict[Kind, float] = {"consumer": 116.0, "streams": 245.0}
-"""the whole floor per MB of body, for the web process, which knows only the body's size: the
-floor of the benchmarks' largest classes (Kafka-like claims; Streams with one standby) over their
-body sizes. The deadline the web process keeps until a solver process reports the real one."""
-CHEAPEST_MS_PER_BODY_MB: dict[Kind, float] = {"consumer": 116.0, "streams": 130.0}
-"""what the cheapest answer costs a solver process per MB of body (consumer: the floor's figure).
-Streams: measured 2026-11-24 00:11 (bench/RESULTS.md "Floor per size", session 25) 390 ms of CPU
-for the 5.09 MB 200k-task body and 970 ms for the 13.33 MB 500k one (77 and 73 ms per MB), about
-1.7 times that: below the Streams floor (about 3 times the CPU alone, kept for 8 requests at
-once), so a queued Streams request may wait for a solver process until its floor's deadline less
-this cost."""
+Kind = Literal["consumer", "streams"]
 
 
 def floor_ms(kind: Kind, units: int, body_bytes: int, scale: float = 1.0) -> int:

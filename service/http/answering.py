@@ -28,27 +28,12 @@ from stickyd.service.processes.pool import (
     overrun_error,
 )
 from stickyd.service.processes.solve_job import JobResult, Kind
+from stickyd.solvers.time_policy import CHEAP_S, PATIENCE_FACTOR, REPLY_RESERVE_S, REPLY_S_PER_MB, START_RESERVE_S
 
 log = logging.getLogger("stickyd.access")
 
 TIME_LIMIT_HINT = re.compile(rb'"time_limit_ms"\s*:\s*([0-9]{1,9})')
 CLIENT_GONE = "the client went away"
-REPLY_RESERVE_S = 0.02
-"""Kept from the response margin for sending the answer."""
-REPLY_S_PER_MB = 0.003
-"""and per MB of body, whose answer is of its order (1M partitions: a 12-32 MB body, a 7-19 MB
-answer, tens of ms to write to the client and for it to read)."""
-PATIENCE_FACTOR = 2.0
-"""A solve past its guard is given this many times its body's answer cost to answer itself (its
-process answers a spent budget with its quick fill) before it counts as stuck and the fallback
-pool parses the body again: a loaded machine makes every stage slower, not only the first."""
-CHEAP_S = 0.05
-"""A request no solver process could take in time goes to the fallback pool only when its
-cheapest answer costs at most this: every core is busy with the solver processes then, and a
-third large job would make all three late."""
-START_RESERVE_S = 0.02
-"""A queued request must start at least this long before its guard, besides its answer's cost:
-it waits for a solver process as long as it can still be answered within the promise."""
 
 
 def time_limit_hint_ms(body: bytes | dict[str, Any]) -> int | None:

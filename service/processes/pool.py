@@ -30,20 +30,14 @@ from stickyd.service.processes.pipe_frames import encode_frame
 from stickyd.service.processes.shared_area import SHARED_MIN_BYTES, Shared
 from stickyd.service.processes.solve_job import JobResult, Kind, Limits, error
 from stickyd.service.processes.solver_handle import Answer, SolverProcess, exit_or_kill, start_solver_process
+from stickyd.solvers.time_policy import CLOSE_WAIT_S, HAND_OFF_POLL_S, INTERRUPT_WAIT_S
 
 log = logging.getLogger(__name__)
 
 FALLBACK_REASON = "answered by the fallback pool: the service's time limit for this request ran out"
 EXITED_REASON = "answered by the fallback pool: the solver process exited during the solve"
 QUEUE_REASON = "answered by the fallback pool: every solver process was busy past the moment this request had to start"
-INTERRUPT_WAIT_S = 0.2
-"""How long an interrupted job may take to stop before its process is killed."""
 RECYCLED = "recycled past its memory cap"
-HAND_OFF_POLL_S = 0.05
-"""Past its patience, a job is handed over only once the fallback pool has a process free: how
-often that is looked at meanwhile."""
-CLOSE_WAIT_S = 0.5
-"""On close, how long the processes (all at once) get to exit after their stdin is closed."""
 
 
 @dataclass

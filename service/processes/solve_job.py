@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from stickyd.models import ConsumerProblem, ConsumerSolution, ProblemError, parse
 from stickyd.models.consumer.wire import decode_consumer
+from stickyd.models.fallback_cause import FallbackCause
 from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
 from stickyd.service.admission.promise_floor import floor_ms
 from stickyd.service.admission.request_cost import over_limits, request_cost
@@ -63,8 +64,8 @@ class JobResult:
     optimal: bool = False
     fallback: bool = False
     solve_ms: float = 0.0
-    fallback_cause: str = ""
-    """why the fallback answered: service-deadline, solver-time-limit, invalid-answer, solver-error."""
+    fallback_cause: FallbackCause | None = None
+    """why the fallback answered (None when it did not): the metrics' label."""
     partitions: int = 0
     members: int = 0
 
@@ -172,7 +173,7 @@ def _solve(
         optimal=stats.optimal,
         fallback=stats.fallback,
         solve_ms=(time.perf_counter() - started) * 1000,
-        fallback_cause=fallback_cause(fallback_reason, stats.warnings) if stats.fallback else "",
+        fallback_cause=stats.fallback_cause,
         **sizes,
     )
 
@@ -191,18 +192,6 @@ def raised_to_floor(kind: Kind, limit_ms: int, floor: int, units: int) -> str:
         f"time_limit_ms raised from {limit_ms} to {floor}: the floor for a request of {units} {noun} "
         "(what reading, parsing and answering it costs; README 'Floor per size')"
     )
-
-
-def fallback_cause(fallback_reason: str | None, warnings: list[str]) -> str:
-    """A metric label for why the fallback answered, from the dispatchers' own warnings."""
-    if fallback_reason is not None:
-        return "service-deadline"
-    said = " ".join(warnings)
-    if "time limit" in said or "time left" in said:
-        return "solver-time-limit"
-    if "invalid" in said:
-        return "invalid-answer"
-    return "solver-error"
 
 
 def warm_up() -> bool:

@@ -24,12 +24,10 @@ from typing import BinaryIO
 from stickyd.service.processes.pipe_frames import read_frame, write_frame
 from stickyd.service.processes.shared_area import SHARED_MIN_BYTES, Shared, read_area, widen_pipes, write_area
 from stickyd.service.processes.solve_job import JobCancelled, JobResult, run_job, warm_up
+from stickyd.solvers.time_policy import DEADLINE_TOLERANCE_S
 
 WORKER_NICENESS = 5
 CANCEL_SLOT = 8
-DEADLINE_TOLERANCE_S = 0.001
-"""The parent is told a job's deadline only when it is further than this from the one the parent
-expected (its byte scan of time_limit_ms was wrong): one frame less per request otherwise."""
 """Bytes of the shared page holding the id of the job the parent wants stopped."""
 
 

@@ -12,6 +12,7 @@ from stickyd.models.consumer.index import ConsumerIndex, index_consumer_problem
 from stickyd.models.consumer.problem import ConsumerProblem, ConsumerSolution
 from stickyd.models.consumer.validation import unit_violations
 from stickyd.models.errors import parse
+from stickyd.models.fallback_cause import FallbackCause
 from stickyd.solvers.budget import TimeBudget
 from stickyd.solvers.collector import collector_paused
 from stickyd.solvers.consumer.classes import build_classes
@@ -30,21 +31,21 @@ from stickyd.solvers.consumer.mixed.one_each import one_unit_each
 from stickyd.solvers.consumer.mixed.split_bound import split_bound
 from stickyd.solvers.consumer.quick_fill import solve_quick
 from stickyd.solvers.consumer.range_roundrobin import solve_range, solve_roundrobin
-from stickyd.solvers.consumer.result import Outcome, build_solution
+from stickyd.solvers.consumer.result import build_solution
 from stickyd.solvers.consumer.small.solve import fits, solve_tiny
 from stickyd.solvers.errors import SolverFailure, SolveTimeout
+from stickyd.solvers.outcome import Outcome
+from stickyd.solvers.time_policy import (
+    ANSWER_S_PER_PARTITION,
+    CONSUMER_ANSWER_S_FIXED,
+    DEFAULT_TIME_LIMIT_MS,
+    OPTIMAL_SHARE,
+    STICKY_S_PER_UNIT,
+)
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TIME_LIMIT_MS = 10_000
-OPTIMAL_SHARE = 0.8
-"""Part of the time limit the optimal solver may use; the rest is kept for the fallback."""
-ANSWER_S_PER_PARTITION = 4e-7
-"""time kept, per partition, to build the answer after any solver (and for the quick fill)."""
-ANSWER_S_FIXED = 0.015
-"""time kept whatever the size, for the quick fill and the answer after a heuristic that ran out."""
-STICKY_S_PER_UNIT = 6e-6
-"""what the KIP-54 heuristic costs per unit at most (1M units: about 6 s on a 2-core machine)."""
+PROVEN_BY_FLOW = Outcome(strategy="optimal", solver="min-cost-flow", optimal=True)
 
 
 def solve_consumer(
@@ -83,13 +84,14 @@ def _solve_consumer(
             return tiny
     index = index_consumer_problem(problem)
     if fallback_reason is not None:
-        owners, outcome = _fallback(index, budget, fallback_reason, options.strategy)
+        owners, outcome = _fallback(index, budget, fallback_reason, options.strategy, FallbackCause.SERVICE_DEADLINE)
     elif options.strategy == "range":
-        owners, outcome = solve_range(index), Outcome("range", "range", False, False)
+        owners, outcome = solve_range(index), Outcome(strategy="range", solver="range")
     elif options.strategy == "roundrobin":
-        owners, outcome = solve_roundrobin(index), Outcome("roundrobin", "roundrobin", False, False)
+        owners, outcome = solve_roundrobin(index), Outcome(strategy="roundrobin", solver="roundrobin")
     elif options.strategy == "sticky":
-        owners, outcome = _sticky_in_time(index, budget)
+        # the KIP-54 heuristic asked for: the quick fill only when it would be late
+        owners, outcome = _fallback(index, budget, "", "sticky", None)
     else:
         deadline = _optimal_deadline(budget, sum(index.topics.values()), pace)
         owners, outcome = _optimal_or_fallback(index, problem, deadline, budget, pace)
@@ -97,7 +99,9 @@ def _solve_consumer(
         problems = unit_violations(index, owners)
         if problems:
             log.error("optimal answer failed validation, falling back: %s", problems[:3])
-            owners, outcome = _fallback(index, budget, "optimal answer was invalid", "optimal")
+            owners, outcome = _fallback(
+                index, budget, "optimal answer was invalid", "optimal", FallbackCause.INVALID_ANSWER
+            )
     return build_solution(problem, index, owners, outcome, _ms(started))
 
 
@@ -112,30 +116,31 @@ def _optimal_deadline(budget: TimeBudget, partitions: int, pace: RunningPace | N
     return min(budget.share(OPTIMAL_SHARE).deadline, budget.deadline - reserve_s)
 
 
-def _sticky_in_time(index: ConsumerIndex, budget: TimeBudget) -> tuple[list[np.ndarray], Outcome]:
-    """strategy `sticky`: the KIP-54 heuristic, or the quick fill when it would be late."""
-    owners, outcome = _fallback(index, budget, "", "sticky")
-    if outcome.solver == "kip54-sticky":
-        return owners, Outcome("sticky", "kip54-sticky", False, False)
-    return owners, outcome
-
-
-def _fallback(index: ConsumerIndex, budget: TimeBudget, why: str, strategy: str) -> tuple[list[np.ndarray], Outcome]:
+def _fallback(
+    index: ConsumerIndex, budget: TimeBudget, why: str, strategy: str, cause: FallbackCause | None
+) -> tuple[list[np.ndarray], Outcome]:
     """The KIP-54 heuristic when it can finish before the budget ends (keeping time to build the
-    answer), else the quick fill: valid by construction and linear in the units."""
+    answer), else the quick fill: valid by construction and linear in the units. `cause` is why
+    the optimal solver did not answer; None when the heuristic itself was asked for (then only
+    the quick fill is a fallback, for lack of time)."""
     partitions = sum(index.topics.values())
     units = sum(g.units for g in index.groups)
     # kept back: the quick fill and the answer, should the heuristic run out
-    reserve_s = ANSWER_S_FIXED + 2 * ANSWER_S_PER_PARTITION * partitions
+    reserve_s = CONSUMER_ANSWER_S_FIXED + 2 * ANSWER_S_PER_PARTITION * partitions
     said = (why,) if why else ()
     late = "the KIP-54 heuristic would not finish within the time limit"
     if budget.left_s() - reserve_s > STICKY_S_PER_UNIT * units:
         try:
             owners = solve_sticky(index, TimeBudget(budget.deadline - reserve_s))
-            return owners, Outcome(strategy, "kip54-sticky", False, True, said)
+            return owners, Outcome(strategy=strategy, solver="kip54-sticky", fallback_cause=cause, warnings=said)
         except SolveTimeout:
             late = "the KIP-54 heuristic ran out of the time limit"
-    return solve_quick(index), Outcome(strategy, "quick-fill", False, True, (*said, f"{late}: quick valid fill"))
+    return solve_quick(index), Outcome(
+        strategy=strategy,
+        solver="quick-fill",
+        fallback_cause=cause or FallbackCause.SOLVER_TIME_LIMIT,
+        warnings=(*said, f"{late}: quick valid fill"),
+    )
 
 
 def _optimal_or_fallback(
@@ -144,35 +149,37 @@ def _optimal_or_fallback(
     options = problem.options
     try:
         if index.equal_subscriptions and options.max_imbalance == 0:
-            return solve_equal(index), Outcome("optimal", "direct-equal", True, False)
+            return solve_equal(index), Outcome(strategy="optimal", solver="direct-equal", optimal=True)
         if time.monotonic() >= deadline:  # reading the request took the optimal solver's share
             raise SolveTimeout("no time left for it within the time limit")
         late = _late_estimate(index, deadline, pace)
         if late is not None:  # the flow cannot be stopped half way: not started when it would be late
-            return _fallback(index, budget, late, "optimal")
+            return _fallback(index, budget, late, "optimal", FallbackCause.SOLVER_TIME_LIMIT)
         classes = build_classes(index)
         weights = _uniform_unit_weights(index)
         if weights is not None:
             answer = solve_min_cost_flow(
                 index, classes, weights, max_imbalance=options.max_imbalance, deadline=deadline
             )
-            return answer.owners, Outcome("optimal", "min-cost-flow", True, False)
+            return answer.owners, PROVEN_BY_FLOW
         one_each = one_unit_each(index, classes, deadline) if options.max_imbalance == 0 else None
         if one_each is not None:
             # a member free for every unit: balanced means one unit each, and the flow proves it
-            return one_each, Outcome("optimal", "min-cost-flow", True, False)
+            return one_each, PROVEN_BY_FLOW
         split = split_bound(index, deadline) if options.max_imbalance == 0 else None
         if split is not None and split.owners is not None:
             # the relaxation's answer keeps every join unit whole: optimal at every level
-            return split.owners, Outcome("optimal", "min-cost-flow", True, False)
+            return split.owners, PROVEN_BY_FLOW
         owners = solve_cpsat(index, classes, max_imbalance=options.max_imbalance, deadline=deadline, split=split)
-        return owners, Outcome("optimal", "cp-sat", True, False)
-    except (SolveTimeout, SolverFailure) as reason:
-        why = f"the optimal solver stopped: {reason}"
+        return owners, Outcome(strategy="optimal", solver="cp-sat", optimal=True)
+    except SolveTimeout as reason:
+        why, cause = f"the optimal solver stopped: {reason}", FallbackCause.SOLVER_TIME_LIMIT
+    except SolverFailure as reason:
+        why, cause = f"the optimal solver stopped: {reason}", FallbackCause.SOLVER_ERROR
     except Exception as error:  # noqa: BLE001 - any solver bug must still yield an answer
         log.exception("optimal solver crashed")
-        why = f"the optimal solver failed ({type(error).__name__})"
-    return _fallback(index, budget, why, "optimal")
+        why, cause = f"the optimal solver failed ({type(error).__name__})", FallbackCause.SOLVER_ERROR
+    return _fallback(index, budget, why, "optimal", cause)
 
 
 def _late_estimate(index: ConsumerIndex, deadline: float, pace: RunningPace) -> str | None:

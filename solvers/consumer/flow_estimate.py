@@ -38,24 +38,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from stickyd.models.consumer.index import ConsumerIndex
-
-FLOW_S_FIXED = 0.006
-"""whatever the size: building the arrays, OR-Tools' set-up."""
-FLOW_S_PER_ARC = 2.9e-6
-"""per arc of the network: classes, the flow itself, the counts turned back into units."""
-FLOW_S_PER_UNIT = 0.1e-6
-"""per unit (partition to place): the classes' columns and the answer's counts."""
-CACHE_SLOWDOWN = 1.15
-"""CPU time itself grows when the other core is busy (shared caches and memory bandwidth)."""
-AFTER_S_FIXED = 0.003
-"""after the optimal solver, whatever the size: checking its answer and building the solution."""
-AFTER_S_PER_PARTITION = 0.3e-6
-"""after the optimal solver, per partition: the check, the solution and its JSON answer (measured
-0.16-0.25 us at 100k-1M partitions, 0.3-0.5 at 10k with the fixed part)."""
-MIN_MEASURED_CPU_S = 0.002
-"""below this much CPU time since the dispatcher started, wall over CPU says too little:"""
-UNMEASURED_SLOWDOWN = 2.0
-"""the slowdown assumed then (a small request: its estimate is tens of ms at most)."""
+from stickyd.solvers.time_policy import (
+    AFTER_S_FIXED,
+    AFTER_S_PER_PARTITION,
+    CACHE_SLOWDOWN,
+    FLOW_S_FIXED,
+    FLOW_S_PER_ARC,
+    FLOW_S_PER_UNIT,
+    MIN_MEASURED_CPU_S,
+    UNMEASURED_SLOWDOWN,
+)
 
 
 @dataclass(frozen=True)

@@ -11,17 +11,7 @@ from stickyd.models.consumer.problem import ConsumerProblem, ConsumerSolution, C
 from stickyd.solvers.consumer.answer_json import Columns, json_name, nested_json, topic_lists_json
 from stickyd.solvers.consumer.lazy_solution import LazyConsumerSolution
 from stickyd.solvers.consumer.quick_fill import small_int
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a solver reports besides the owners."""
-
-    strategy: str
-    solver: str
-    optimal: bool
-    fallback: bool
-    warnings: tuple[str, ...] = ()
+from stickyd.solvers.outcome import Outcome
 
 
 @dataclass(frozen=True)
@@ -140,6 +130,7 @@ def build_solution(
         time_ms=round(time_ms, 3),
         warnings=[*index.warnings, *outcome.warnings],
     )
+    stats._fallback_cause = outcome.fallback_cause
     cooperative = problem.options.protocol == "cooperative"
     return LazyConsumerSolution.of(
         stats,

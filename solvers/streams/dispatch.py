@@ -9,24 +9,25 @@ from typing import Any
 import numpy as np
 
 from stickyd.models.errors import parse
+from stickyd.models.fallback_cause import FallbackCause
 from stickyd.models.streams.index import StreamsIndex, index_streams_problem
 from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
 from stickyd.models.streams.validation import target_violations
 from stickyd.solvers.budget import TimeBudget
-from stickyd.solvers.errors import SolverFailure, SolveTimeout
+from stickyd.solvers.errors import InvalidAnswer, SolverFailure, SolveTimeout
+from stickyd.solvers.outcome import Outcome
 from stickyd.solvers.streams.baselines import solve_greedy, solve_sticky
 from stickyd.solvers.streams.cpsat_bound import cpsat_certify
 from stickyd.solvers.streams.flow import StreamsTarget, solve_streams_flows
 from stickyd.solvers.streams.lp_bound import lp_proves
 from stickyd.solvers.streams.quick_fill import solve_quick_streams
-from stickyd.solvers.streams.result import StreamsOutcome, balance_excess, build_streams_solution, standby_moves
+from stickyd.solvers.streams.result import balance_excess, build_streams_solution, standby_moves
 from stickyd.solvers.streams.stage_estimates import answer_s, flows_s, skipped, sticky_s
 from stickyd.solvers.streams.standby_bound import StreamsBound, streams_bounds
+from stickyd.solvers.time_policy import DEFAULT_TIME_LIMIT_MS, OPTIMAL_SHARE
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TIME_LIMIT_MS = 10_000
-OPTIMAL_SHARE = 0.8
 OPTIMAL_SHARE_LEFT = "its share of the time limit"
 TIME_LEFT = "the time limit (less the answer's time)"
 
@@ -51,24 +52,24 @@ def solve_streams(
         budget = TimeBudget.of_ms(options.time_limit_ms or default_time_limit_ms, started=started)
     index = index_streams_problem(problem)
     if fallback_reason is not None:
-        target, outcome = _fallback(index, budget, options.strategy, (fallback_reason,))
+        target, outcome = _fallback(index, budget, options.strategy, (fallback_reason,), FallbackCause.SERVICE_DEADLINE)
     elif options.strategy == "greedy":
-        target, outcome = solve_greedy(index), StreamsOutcome("greedy", "greedy", False, False)
+        target, outcome = solve_greedy(index), Outcome(strategy="greedy", solver="greedy")
     elif options.strategy == "sticky":
-        target, outcome = _fallback(index, budget, "sticky", ())
-        if outcome.solver == "sticky":
-            outcome = StreamsOutcome("sticky", "sticky", False, False)
+        # the sticky heuristic asked for: the quick fill only when it would be late
+        target, outcome = _fallback(index, budget, "sticky", (), None)
     else:
         target, outcome = _optimal_or_fallback(index, budget)
     return build_streams_solution(problem, index, target, outcome, (time.monotonic() - started) * 1000)
 
 
 def _fallback(
-    index: StreamsIndex, budget: TimeBudget, strategy: str, said: tuple[str, ...]
-) -> tuple[StreamsTarget, StreamsOutcome]:
+    index: StreamsIndex, budget: TimeBudget, strategy: str, said: tuple[str, ...], cause: FallbackCause | None
+) -> tuple[StreamsTarget, Outcome]:
     """The sticky heuristic when it finishes in time (keeping time to build the answer), else
     the quick valid fill (solvers/streams/quick_fill.py): not started at all when its estimate
-    (solvers/streams/stage_estimates.py) does not fit in what is left."""
+    (solvers/streams/stage_estimates.py) does not fit in what is left. `cause` is why the optimal
+    solver did not answer; None when the heuristic itself was asked for."""
     heuristic = TimeBudget(budget.deadline - answer_s(index))
     estimate, left = sticky_s(index), heuristic.left_s()
     if estimate > left:
@@ -76,35 +77,49 @@ def _fallback(
     else:
         try:
             target = solve_sticky(index, heuristic)
-            return target, StreamsOutcome(strategy, "sticky", False, True, said)
+            return target, Outcome(strategy=strategy, solver="sticky", fallback_cause=cause, warnings=said)
         except SolveTimeout:
             late = "the sticky heuristic ran out of the time limit: quick valid fill"
-    return solve_quick_streams(index), StreamsOutcome(strategy, "quick-fill", False, True, (*said, late))
+    return solve_quick_streams(index), Outcome(
+        strategy=strategy,
+        solver="quick-fill",
+        fallback_cause=cause or FallbackCause.SOLVER_TIME_LIMIT,
+        warnings=(*said, late),
+    )
 
 
-def _optimal_or_fallback(index: StreamsIndex, whole: TimeBudget) -> tuple[StreamsTarget, StreamsOutcome]:
+def _optimal_or_fallback(index: StreamsIndex, whole: TimeBudget) -> tuple[StreamsTarget, Outcome]:
     budget = whole.share(OPTIMAL_SHARE)
     not_started = _why_not_optimal(index, budget)
     if not_started is not None:
-        return _fallback(index, whole, "optimal", (f"fell back to the sticky heuristic: {not_started}",))
+        said = (f"fell back to the sticky heuristic: {not_started}",)
+        return _fallback(index, whole, "optimal", said, FallbackCause.SOLVER_TIME_LIMIT)
     try:
         budget.check("the streams active flow")
         target = solve_streams_flows(index, budget)
         problems = target_violations(index, target.active, target.standby)
         if problems:
-            raise SolverFailure(f"flow answer invalid: {problems[0]}")
+            raise InvalidAnswer(f"flow answer invalid: {problems[0]}")
         budget.check("the streams certificate")
         certified, proven, warnings = _certify(index, target, budget)
     except (SolveTimeout, SolverFailure) as reason:
         why = f"fell back to the sticky heuristic: {reason}"
+        cause = _cause_of(reason)
     except Exception as error:  # noqa: BLE001 - any solver bug must still yield an answer
         log.exception("optimal streams solver crashed")
         why = f"fell back to the sticky heuristic: optimal solver failed ({type(error).__name__})"
+        cause = FallbackCause.SOLVER_ERROR
     else:
         # the integer programme's target where it beat the flows'
         solver = "min-cost-flow" if certified is target else "cp-sat"
-        return certified, StreamsOutcome("optimal", solver, proven, False, warnings)
-    return _fallback(index, whole, "optimal", (why,))
+        return certified, Outcome(strategy="optimal", solver=solver, optimal=proven, warnings=warnings)
+    return _fallback(index, whole, "optimal", (why,), cause)
+
+
+def _cause_of(reason: SolveTimeout | SolverFailure) -> FallbackCause:
+    if isinstance(reason, SolveTimeout):
+        return FallbackCause.SOLVER_TIME_LIMIT
+    return FallbackCause.INVALID_ANSWER if isinstance(reason, InvalidAnswer) else FallbackCause.SOLVER_ERROR
 
 
 def _why_not_optimal(index: StreamsIndex, budget: TimeBudget) -> str | None:

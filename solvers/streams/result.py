@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import orjson
 
@@ -16,16 +14,8 @@ from stickyd.models.streams.problem import (
     StreamsStats,
     TargetAssignment,
 )
+from stickyd.solvers.outcome import Outcome
 from stickyd.solvers.streams.flow import StreamsTarget
-
-
-@dataclass(frozen=True)
-class StreamsOutcome:
-    strategy: str
-    solver: str
-    optimal: bool
-    fallback: bool
-    warnings: tuple[str, ...] = ()
 
 
 def balance_excess(index: StreamsIndex, target: StreamsTarget) -> dict[str, int]:
@@ -54,7 +44,7 @@ def per_subtopology_counts(index: StreamsIndex, active: np.ndarray) -> np.ndarra
 
 
 def build_streams_solution(
-    problem: StreamsProblem, index: StreamsIndex, target: StreamsTarget, outcome: StreamsOutcome, time_ms: float
+    problem: StreamsProblem, index: StreamsIndex, target: StreamsTarget, outcome: Outcome, time_ms: float
 ) -> StreamsSolution:
     n = index.client_count
     running = target.active.copy()
@@ -125,6 +115,7 @@ def build_streams_solution(
         time_ms=round(time_ms, 3),
         warnings=warnings,
     )
+    stats._fallback_cause = outcome.fallback_cause
     return StreamsSolution.model_construct(
         assignment=running_map,
         target=target_map,

@@ -12,23 +12,14 @@ heuristic or the quick fill answers), a late one breaks the promise.
 from __future__ import annotations
 
 from stickyd.models.streams.index import StreamsIndex
-
-FLOW_S_PER_TASK = 10e-6
-FLOW_S_PER_TASK_CLIENT = 0.012e-6
-FLOW_S_PER_CLIENT_PAIR = 0.6e-6
-"""the two flows and the certificate, measured 2026-11-24 (CPU, one core, after the active
-network was built in one block and solved level by level where its weighted sum would overflow):
-0.07 s at 10k tasks x 100 clients, 0.14 s at 20k x 200, 0.57 s at 10k x 1,000, 0.56 s at 20k x
-1,000, 1.04 s at 50k x 1,000, 1.65 s at 100k x 1,000, 3.2 s at 200k x 1,000 (proven optimal
-there; it used to be skipped). The tasks' classes and arcs grow with the tasks, the
-per-(subtopology, client) nodes with both, the standby pools (one arc per owner and client)
-with the clients squared; the figures are 1.4 to 1.9 times these."""
-STICKY_S_PER_TASK = 16e-6
-"""the sticky heuristic: measured 7-15 us per task from 2k to 200k tasks."""
-ANSWER_S_FIXED = 0.01
-ANSWER_S_PER_TASK = 3e-6
-"""the answer after the sticky heuristic or the quick fill: KIP-441 warm-ups, stats, the response
-written as JSON (measured 2.5-2.9 us per task at 10k and 200k tasks)."""
+from stickyd.solvers.time_policy import (
+    ANSWER_S_PER_TASK,
+    FLOW_S_PER_CLIENT_PAIR,
+    FLOW_S_PER_TASK,
+    FLOW_S_PER_TASK_CLIENT,
+    STICKY_S_PER_TASK,
+    STREAMS_ANSWER_S_FIXED,
+)
 
 
 def flows_s(index: StreamsIndex) -> float:
@@ -43,7 +34,7 @@ def sticky_s(index: StreamsIndex) -> float:
 
 def answer_s(index: StreamsIndex) -> float:
     """Time kept back, after a target is found, to answer with it."""
-    return ANSWER_S_FIXED + ANSWER_S_PER_TASK * index.task_count
+    return STREAMS_ANSWER_S_FIXED + ANSWER_S_PER_TASK * index.task_count
 
 
 def skipped(stage: str, estimate_s: float, left_s: float, index: StreamsIndex, of: str) -> str:

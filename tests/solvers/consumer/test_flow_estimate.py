@@ -16,7 +16,6 @@ from hypothesis import HealthCheck, given, settings
 import stickyd.solvers.consumer.dispatch
 import stickyd.solvers.consumer.flow_estimate
 from stickyd.models import ConsumerProblem, index_consumer_problem
-from stickyd.service.processes.solve_job import fallback_cause
 from stickyd.solvers import solve_consumer
 from stickyd.solvers.budget import TimeBudget
 from stickyd.solvers.consumer.classes import build_classes
@@ -54,7 +53,7 @@ def test_a_network_estimated_past_the_share_falls_back_without_building_it(monke
     assert stats.solver == "kip54-sticky"
     said = [w for w in stats.warnings if "the optimal solver was not started" in w]
     assert len(said) == 1 and "arcs) is estimated at" in said[0] and "ms left" in said[0]
-    assert fallback_cause(None, stats.warnings) == "solver-time-limit"
+    assert stats.fallback_cause == "solver-time-limit"
     assert_valid(UNEQUAL, solution)
 
 

@@ -17,7 +17,8 @@ from stickyd.models import ConsumerProblem, index_consumer_problem
 from stickyd.solvers.consumer.classes import build_classes
 from stickyd.solvers.consumer.dispatch import _uniform_unit_weights
 from stickyd.solvers.consumer.flow import solve_min_cost_flow
-from stickyd.solvers.consumer.result import Outcome, build_solution
+from stickyd.solvers.consumer.result import build_solution
+from stickyd.solvers.outcome import Outcome
 from tests.conftest import assert_valid
 from tests.solvers.consumer.test_properties import _rack_misses, _squares, consumer_problems
 
@@ -31,7 +32,9 @@ def _flow(problem: dict[str, Any]) -> tuple[int, int, int] | None:
     if weights is None:
         return None
     answer = solve_min_cost_flow(index, build_classes(index), weights, max_imbalance=0, deadline=time.monotonic() + 60)
-    solution = build_solution(model, index, answer.owners, Outcome("optimal", "min-cost-flow", True, False), 0.0)
+    solution = build_solution(
+        model, index, answer.owners, Outcome(strategy="optimal", solver="min-cost-flow", optimal=True), 0.0
+    )
     assert_valid(model, solution)
     return _squares(solution), solution.stats.moves, _rack_misses(problem, solution)
 

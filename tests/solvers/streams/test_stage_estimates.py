@@ -13,7 +13,6 @@ from bench.limit_cases import streams_problem
 from stickyd.models.streams.index import index_streams_problem
 from stickyd.models.streams.problem import StreamsProblem
 from stickyd.models.streams.validation import validate_streams_solution
-from stickyd.service.processes.solve_job import fallback_cause
 from stickyd.solvers import solve_streams
 from stickyd.solvers.budget import TimeBudget
 from stickyd.solvers.streams.stage_estimates import answer_s, flows_s, sticky_s
@@ -44,7 +43,7 @@ def test_flows_and_heuristic_that_do_not_fit_are_skipped_for_the_quick_fill(wide
     assert "20000 tasks x 1000 clients" in stats.warnings[0]
     assert stats.warnings[1].startswith("the sticky heuristic skipped: estimated")
     assert stats.warnings[1].endswith("quick valid fill")
-    assert fallback_cause(None, stats.warnings) == "solver-time-limit"
+    assert stats.fallback_cause == "solver-time-limit"
     assert validate_streams_solution(StreamsProblem.model_validate(wide), solution) == []
 
 
