@@ -24,6 +24,7 @@ from stickyd.service.processes.pool import (
     FALLBACK_REASON,
     QUEUE_REASON,
     Timing,
+    Watch,
     busy_error,
     overrun_error,
 )
@@ -142,12 +143,14 @@ async def solve_body(
             body,
             services.limits,
             arrived=arrived,
-            guard=deadline + margin_s,
-            guard_after_deadline_s=margin_s,
-            start_by=deadline + margin_s - cost_s - START_RESERVE_S,
-            patience_s=PATIENCE_FACTOR * cost_s,
-            hand_off_ready=lambda: services.fallback.idle > 0,
-            hand_off_limit_s=settings.fallback_limit_ms / 1000,
+            watch=Watch(
+                guard=deadline + margin_s,
+                guard_after_deadline_s=margin_s,
+                start_by=deadline + margin_s - cost_s - START_RESERVE_S,
+                patience_s=PATIENCE_FACTOR * cost_s,
+                hand_off_ready=lambda: services.fallback.idle > 0,
+                hand_off_limit_s=settings.fallback_limit_ms / 1000,
+            ),
             timing=timing,
         )
     except ProcessLookupError:
@@ -181,8 +184,7 @@ async def _fallback(
             body,
             services.limits,
             arrived=arrived,
-            guard=time.monotonic() + limit_s,
-            guard_after_deadline_s=margin_s + limit_s,
+            watch=Watch(guard=time.monotonic() + limit_s, guard_after_deadline_s=margin_s + limit_s),
             fallback_reason=reason,
             timing=Timing(),
         )

@@ -56,6 +56,70 @@ class Timing:
     """set with a 503 for a request no process could take in time: when to try again."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class Watch:
+    """When the pool gives a job up (instants are monotonic)."""
+
+    guard: float
+    """a job still running at this instant is given up; the instant moves to the deadline its
+    process reports plus `guard_after_deadline_s`."""
+    guard_after_deadline_s: float
+    start_by: float | None = None
+    """a job with no process free by then is not started (default: `guard`)."""
+    patience_s: float = 0.0
+    """past the guard, how long the job may still answer itself (its process answers a spent
+    budget with its quick fill)."""
+    hand_off_ready: Callable[[], bool] = lambda: True
+    """past the patience, the job is given up only once this says the fallback pool has a process
+    free (handing it to a busy one would only queue it behind another) ..."""
+    hand_off_limit_s: float = 0.0
+    """... or this much later still."""
+
+
+class _Guarded:
+    """A job sent to its process: the future of its answer, and the timer that ends the wait for
+    it at the guard (moved when the process reports the request's real deadline)."""
+
+    def __init__(self, job: int, watch: Watch, timing: Timing, running: dict[int, float]) -> None:
+        self.job = job
+        self.loop = asyncio.get_running_loop()
+        self.answer: asyncio.Future[Answer] = self.loop.create_future()
+        self.settled: asyncio.Future[None] = self.loop.create_future()  # by the answer or the guard's timer
+        self.after_deadline_s = watch.guard_after_deadline_s
+        self.expected_deadline = watch.guard - watch.guard_after_deadline_s
+        self.timing = timing
+        self.running = running
+        timing.deadline = self.expected_deadline
+        running[job] = self.expected_deadline
+        self.timer = self.loop.call_later(max(0.0, watch.guard - time.monotonic()), self.settle)
+        self.answer.add_done_callback(self.settle)
+
+    def settle(self, done: asyncio.Future[Answer] | None = None) -> None:
+        if done is not None and not done.cancelled():
+            done.exception()  # retrieved: a process that dies after its job was given up is no error
+        if not self.settled.done():
+            self.settled.set_result(None)
+
+    def told(self, deadline: float) -> None:
+        """The process read a time limit other than the byte scan's: the guard moves."""
+        self.timing.deadline = deadline
+        self.running[self.job] = deadline
+        self.timer.cancel()
+        self.timer = self.loop.call_later(max(0.0, deadline + self.after_deadline_s - time.monotonic()), self.settle)
+
+
+async def _patience(answer: asyncio.Future[Answer], watch: Watch) -> None:
+    """Past the guard, the job's process answers a spent budget with its quick fill, which costs
+    less than parsing the body again in the fallback pool: it is stuck only past the patience, and
+    handed over only once the fallback pool can take it (or `hand_off_limit_s` later still)."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(answer), timeout=watch.patience_s)
+    give_up = time.monotonic() + watch.hand_off_limit_s
+    while not answer.done() and not watch.hand_off_ready() and time.monotonic() < give_up:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(answer), timeout=HAND_OFF_POLL_S)
+
+
 class SolverPool:
     """`size` solver processes, a queue of the idle ones, and one warm spare: a process killed
     or dead is replaced at once by the spare (started and warmed up beforehand), and a new spare
@@ -124,118 +188,84 @@ class SolverPool:
         limits: Limits,
         *,
         arrived: float,
-        guard: float,
-        guard_after_deadline_s: float,
-        start_by: float | None = None,
-        patience_s: float = 0.0,
-        hand_off_ready: Callable[[], bool] = lambda: True,
-        hand_off_limit_s: float = 0.0,
+        watch: Watch,
         fallback_reason: str | None = None,
         timing: Timing,
     ) -> JobResult | None:
-        """The job's answer, or None when it did not start by `start_by` (monotonic; default
-        `guard`; then timing.started is False) or was still running at `guard` plus `patience_s`
-        (`guard` moves to the deadline the process reports plus `guard_after_deadline_s`) once
-        `hand_off_ready()` (the fallback pool has a process free: handing the job to a busy one
-        would only queue it behind another) or `hand_off_limit_s` later still. Cancelling the
-        caller (the client went away) stops the job."""
-        start_by = guard if start_by is None else start_by
-        queued = time.monotonic()
-        worker = await self._idle.take(until=start_by)  # first come, first served
-        timing.queue_wait_s = time.monotonic() - queued
+        """The job's answer, or None when no process was free by `watch.start_by` (then
+        timing.started is False) or the job was still running past its guard and its patience
+        (Watch). Cancelling the caller (the client went away) stops the job."""
+        worker = await self._take_idle(watch.guard if watch.start_by is None else watch.start_by, timing)
         if worker is None:
             return None
-        if not worker.alive:
-            self._replace(worker, RECYCLED if worker.retiring else "died")
-            return await self.run(
-                kind,
-                body,
-                limits,
-                arrived=arrived,
-                guard=guard,
-                guard_after_deadline_s=guard_after_deadline_s,
-                start_by=start_by,
-                patience_s=patience_s,
-                hand_off_ready=hand_off_ready,
-                hand_off_limit_s=hand_off_limit_s,
-                fallback_reason=fallback_reason,
-                timing=timing,
-            )
         timing.started = True
-        sent: bytes | dict[str, Any] | Shared = body
-        if isinstance(body, bytes) and len(body) >= SHARED_MIN_BYTES:
-            writing = asyncio.ensure_future(worker.send_body(body))
-            try:
-                sent = await asyncio.shield(writing)
-            except asyncio.CancelledError:  # the client went away: the process is free once written
-                writing.add_done_callback(lambda done: self._job_over(worker, done))
-                raise
-            except OSError:
-                log.exception("writing a body into a solver process's memory file failed")
-                self._job_over(worker)
-                raise ProcessLookupError("the solver process's memory file failed") from None
-        job = next(self._ids)
-        loop = asyncio.get_running_loop()
-        answer: asyncio.Future[Answer] = loop.create_future()
-        settled: asyncio.Future[None] = loop.create_future()  # by the answer or the guard's timer
-
-        def settle(done: asyncio.Future[Answer] | None = None) -> None:
-            if done is not None and not done.cancelled():
-                done.exception()  # retrieved: a process that dies after its job was given up is no error
-            if not settled.done():
-                settled.set_result(None)
-
-        expected_deadline = guard - guard_after_deadline_s
-        timing.deadline = expected_deadline
-        self._running[job] = expected_deadline
-        timer = [loop.call_later(max(0.0, guard - time.monotonic()), settle)]
-
-        def told(deadline: float) -> None:
-            """The process read a time limit other than the byte scan's: the guard moves."""
-            timing.deadline = deadline
-            self._running[job] = deadline
-            timer[0].cancel()
-            timer[0] = loop.call_later(max(0.0, deadline + guard_after_deadline_s - time.monotonic()), settle)
-
-        answer.add_done_callback(settle)
-        worker.waiting[job] = answer
-        worker.deadlines[job] = told
+        sent = await self._put_body(worker, body)
+        guarded = _Guarded(next(self._ids), watch, timing, self._running)
+        worker.waiting[guarded.job] = guarded.answer
+        worker.deadlines[guarded.job] = guarded.told
         assert worker.process.stdin is not None
         worker.process.stdin.write(
-            encode_frame(("job", job, kind, sent, limits, arrived, fallback_reason, expected_deadline))
+            encode_frame(("job", guarded.job, kind, sent, limits, arrived, fallback_reason, guarded.expected_deadline))
         )
         try:
-            await settled
-            if not answer.done() and patience_s > 0:
-                # past the guard: its process answers a spent budget with its quick fill, which
-                # costs less than parsing the body again in the fallback pool; stuck only past this
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(answer), timeout=patience_s)
-                give_up = time.monotonic() + hand_off_limit_s
-                while not answer.done() and not hand_off_ready() and time.monotonic() < give_up:
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(asyncio.shield(answer), timeout=HAND_OFF_POLL_S)
-            if answer.done():
-                timer[0].cancel()
-                result, _ms = answer.result()  # its process is free again already (_freed)
-                return result
-            timing.overrun = True  # past the guard and the patience
-            # stopped in the background: the caller's fallback need not wait for it to stop
-            stopping = asyncio.ensure_future(self._stop(worker, job, answer))
-            self._stopping.add(stopping)
-            stopping.add_done_callback(self._stopping.discard)
-            return None
+            return await self._answer_or_give_up(worker, guarded, watch, timing)
         except asyncio.CancelledError:
-            timer[0].cancel()
+            guarded.timer.cancel()
             timing.cancelled = True
-            await asyncio.shield(self._stop(worker, job, answer))
+            await asyncio.shield(self._stop(worker, guarded.job, guarded.answer))
             raise
         except ProcessLookupError:
-            timer[0].cancel()
+            guarded.timer.cancel()
             self._replace(worker, "died")
             raise
         finally:
-            self._running.pop(job, None)
+            self._running.pop(guarded.job, None)
+
+    async def _take_idle(self, start_by: float, timing: Timing) -> SolverProcess | None:
+        """An idle live process, first come, first served; None when none is free by `start_by`.
+        A dead one found idle is replaced, and the wait starts again."""
+        while True:
+            queued = time.monotonic()
+            worker = await self._idle.take(until=start_by)
+            timing.queue_wait_s = time.monotonic() - queued
+            if worker is None or worker.alive:
+                return worker
+            self._replace(worker, RECYCLED if worker.retiring else "died")
+
+    async def _put_body(self, worker: SolverProcess, body: bytes | dict[str, Any]) -> bytes | dict[str, Any] | Shared:
+        """A large body goes through the process's memory file; any other rides in the job's frame."""
+        if not isinstance(body, bytes) or len(body) < SHARED_MIN_BYTES:
+            return body
+        writing = asyncio.ensure_future(worker.send_body(body))
+        try:
+            return await asyncio.shield(writing)
+        except asyncio.CancelledError:  # the client went away: the process is free once written
+            writing.add_done_callback(lambda done: self._job_over(worker, done))
+            raise
+        except OSError:
+            log.exception("writing a body into a solver process's memory file failed")
+            self._job_over(worker)
+            raise ProcessLookupError("the solver process's memory file failed") from None
+
+    async def _answer_or_give_up(
+        self, worker: SolverProcess, guarded: _Guarded, watch: Watch, timing: Timing
+    ) -> JobResult | None:
+        """The answer if it comes by the guard (or within the patience after it); else the job is
+        stopped in the background and None tells the caller to answer otherwise."""
+        answer = guarded.answer
+        await guarded.settled
+        if not answer.done() and watch.patience_s > 0:
+            await _patience(answer, watch)
+        if answer.done():
+            guarded.timer.cancel()
+            result, _ms = answer.result()  # its process is free again already (_freed)
+            return result
+        timing.overrun = True  # past the guard and the patience
+        # stopped in the background: the caller's fallback need not wait for it to stop
+        stopping = asyncio.ensure_future(self._stop(worker, guarded.job, answer))
+        self._stopping.add(stopping)
+        stopping.add_done_callback(self._stopping.discard)
+        return None
 
     def _job_over(self, worker: SolverProcess, writing: asyncio.Future[Shared] | None = None) -> None:
         """A job that never reached its process (its body's write, if any, is over): the process

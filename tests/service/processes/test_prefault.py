@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from stickyd.service.app_state import Services
-from stickyd.service.processes.pool import SolverPool, Timing
+from stickyd.service.processes.pool import SolverPool, Timing, Watch
 from stickyd.service.processes.solve_job import JobResult, Limits, run_job
 from stickyd.service.settings import Settings
 from tests.service.conftest import claimed_problem
@@ -34,7 +34,12 @@ def _rss_and_answer(prefault_bytes: int) -> tuple[int, JobResult | None]:
         try:
             now = time.monotonic()
             answer = await pool.run(
-                "consumer", BODY, LIMITS, arrived=now, guard=now + 60, guard_after_deadline_s=30, timing=Timing()
+                "consumer",
+                BODY,
+                LIMITS,
+                arrived=now,
+                watch=Watch(guard=now + 60, guard_after_deadline_s=30),
+                timing=Timing(),
             )
             return _rss_bytes(pool.pids[0]), answer
         finally:

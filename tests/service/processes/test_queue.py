@@ -23,7 +23,7 @@ import pytest
 from stickyd.cli.child_service import ServiceProcess
 from stickyd.models import ConsumerSolution
 from stickyd.service.http.answering import REPLY_RESERVE_S, REPLY_S_PER_MB, reply_reserve_s
-from stickyd.service.processes.pool import QUEUE_REASON, SolverPool, Timing
+from stickyd.service.processes.pool import QUEUE_REASON, SolverPool, Timing, Watch
 from stickyd.service.processes.solve_job import Limits
 from tests.conftest import assert_valid
 from tests.service.conftest import claimed_problem
@@ -47,9 +47,7 @@ def _run_past_its_guard(patience_s: float) -> tuple[Any, Timing]:
                 body,
                 LIMITS,
                 arrived=now,
-                guard=now,
-                guard_after_deadline_s=0.0,
-                patience_s=patience_s,
+                watch=Watch(guard=now, guard_after_deadline_s=0.0, patience_s=patience_s),
                 timing=timing,
             )
             return result, timing
@@ -91,8 +89,7 @@ def test_an_overrun_job_is_stopped_in_the_background_and_its_process_comes_back(
                 json.dumps(SMALL).encode(),
                 LIMITS,
                 arrived=now,
-                guard=now,
-                guard_after_deadline_s=0.0,
+                watch=Watch(guard=now, guard_after_deadline_s=0.0),
                 timing=Timing(),
             )
             stopping = len(pool._stopping)  # noqa: SLF001 - the stop under way when run() returned
@@ -135,8 +132,7 @@ def test_a_process_past_its_memory_cap_takes_no_further_job() -> None:
                     json.dumps({**SMALL, "options": {"time_limit_ms": 5000}}).encode(),
                     LIMITS,
                     arrived=now,
-                    guard=now + 60,
-                    guard_after_deadline_s=55,
+                    watch=Watch(guard=now + 60, guard_after_deadline_s=55),
                     timing=Timing(),
                 )
                 assert result is not None

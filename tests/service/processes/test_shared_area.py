@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from stickyd.models import ConsumerSolution
-from stickyd.service.processes.pool import SolverPool, Timing
+from stickyd.service.processes.pool import SolverPool, Timing, Watch
 from stickyd.service.processes.shared_area import SHARED_MIN_BYTES, read_area, widen_pipes, write_area
 from stickyd.service.processes.solve_job import JobResult, Limits, run_job
 from tests.conftest import assert_valid
@@ -36,7 +36,14 @@ SMALL: dict[str, Any] = {
 def _run(pool: SolverPool, body: bytes) -> asyncio.Task[JobResult | None]:
     now = time.monotonic()
     return asyncio.ensure_future(
-        pool.run("consumer", body, LIMITS, arrived=now, guard=now + 60, guard_after_deadline_s=30, timing=Timing())
+        pool.run(
+            "consumer",
+            body,
+            LIMITS,
+            arrived=now,
+            watch=Watch(guard=now + 60, guard_after_deadline_s=30),
+            timing=Timing(),
+        )
     )
 
 
