@@ -38,6 +38,14 @@ class CpsatVerdict:
     """a target that beats the answer at some level (and is optimal), when the model found one."""
 
 
+TaskClass = tuple[int, int, frozenset[int]]
+"""(subtopology, previous active client, previous standby clients): tasks interchangeable for every level."""
+
+
+class _BuildTimeout(Exception):
+    """Building the model used up the time: no proof."""
+
+
 def cpsat_certify(
     index: StreamsIndex, target: StreamsTarget, answer: StreamsBound, seconds: float, proven: int = 0
 ) -> CpsatVerdict:
@@ -46,116 +54,170 @@ def cpsat_certify(
     `answer.stateful_excess` must count only stateful excess (the active and per-subtopology
     shares are held hard). The first `proven` levels are known optimal already (they are held).
     Each level is solved on its own (its optimum proven) before the next holds it."""
-    active, standby = target.active, target.standby
     stateful_tasks = np.flatnonzero(index.stateful).tolist()
     if seconds <= 0 or not stateful_tasks:
         return CpsatVerdict(False)
-    n, r = index.client_count, index.replicas
-    classes: dict[tuple[int, int, frozenset[int]], list[int]] = {}
+    classes: dict[TaskClass, list[int]] = {}
     for t in stateful_tasks:
         classes.setdefault((int(index.task_sub[t]), int(index.prev_active[t]), index.prev_standby[t]), []).append(t)
-    if len(classes) * n > CPSAT_CELLS_LIMIT:
+    if len(classes) * index.client_count > CPSAT_CELLS_LIMIT:
         return CpsatVerdict(False)
     started = time.monotonic()
-    model = cp_model.CpModel()
-    clients = range(n)
-    # per class and client: actives and standbys held there, one role per task and client
-    act: list[list[cp_model.IntVar]] = []
-    sby: list[list[cp_model.IntVar]] = []
-    for c, tasks in enumerate(classes.values()):
-        if c % 64 == 0 and time.monotonic() - started > seconds:
-            return CpsatVerdict(False)  # building the model used up the time: no proof
-        size = len(tasks)
-        on = np.bincount(active[tasks], minlength=n).tolist()
-        standby_clients = standby[tasks].ravel()
-        beside = np.bincount(standby_clients[standby_clients >= 0], minlength=n).tolist()
-        act.append([model.new_int_var(0, size, f"a{c}_{j}") for j in clients])
-        sby.append([model.new_int_var(0, size if r else 0, f"s{c}_{j}") for j in clients])
-        # every task of the class has one active and `r` standbys
-        model.add(sum(act[c]) == size)
-        model.add(sum(sby[c]) == size * r)
-        for j in clients:
-            model.add(act[c][j] + sby[c][j] <= size)
-            # the hint: the answer's own counts
-            model.add_hint(act[c][j], on[j])
-            model.add_hint(sby[c][j], beside[j])
-    keys = list(classes)
-    actives: list[Any] = [0] * n
-    stateless_counts: dict[int, list[cp_model.IntVar]] = {}
-    for s in range(len(index.subtopologies)):
-        lo, hi = index.subtopology_bounds(s)
-        stateless_tasks = int(((index.task_sub == s) & ~index.stateful).sum())
-        count: list[Any]
-        if stateless_tasks:
-            # a stateless subtopology's tasks are interchangeable: only their count per client matters
-            count = [model.new_int_var(int(lo[j]), int(hi[j]), f"w{s}_{j}") for j in clients]
-            ran = np.bincount(active[index.task_sub == s], minlength=n)
-            for j in clients:
-                model.add_hint(count[j], int(ran[j]))
-            model.add(sum(count) == stateless_tasks)
-            stateless_counts[s] = count
-        else:
-            mine = [c for c, key in enumerate(keys) if key[0] == s]
-            count = [sum(act[c][j] for c in mine) for j in clients]
-            for j in clients:
-                # task parallel balance: each client runs its share of the subtopology's tasks
-                model.add_linear_constraint(count[j], int(lo[j]), int(hi[j]))
-        actives = [actives[j] + count[j] for j in clients]
-    lo_a, hi_a = index.active_bounds()
-    lo_f, hi_f = index.stateful_bounds()
-    excess: list[cp_model.IntVar] = []
-    answer_held = np.bincount(active[index.stateful], minlength=n) + np.bincount(standby[standby >= 0], minlength=n)
-    for j in clients:
-        # active balance: each client runs its capacity-weighted share of all tasks
-        model.add_linear_constraint(actives[j], int(lo_a[j]), int(hi_a[j]))
-        # stateful balance, softly: the excess over the client's stateful share is measured
-        held = sum(act[c][j] + sby[c][j] for c in range(len(keys)))
-        over = model.new_int_var(0, len(stateful_tasks) * (1 + r), f"e{j}")
-        model.add_hint(over, int(max(lo_f[j] - answer_held[j], answer_held[j] - hi_f[j], 0)))
-        model.add(over >= int(lo_f[j]) - held)
-        model.add(over >= held - int(hi_f[j]))
-        excess.append(over)
-    kept_actives = sum(act[c][key[1]] for c, key in enumerate(keys) if key[1] >= 0)
-    # a previous standby client that holds the task in either role keeps its state
-    kept_standbys = sum(act[c][j] + sby[c][j] for c, key in enumerate(keys) for j in key[2])
-    previous = sum(len(key[2]) * len(classes[key]) for key in keys)
-    levels = (
-        (sum(excess), answer.stateful_excess),  # least stateful excess
-        (-kept_actives, -answer.kept_actives),  # most kept actives
-        (-kept_standbys, answer.standby_moves - previous),  # most kept standbys
-    )
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    # the linear relaxation of every constraint: the balance bounds come from adding them up
-    solver.parameters.linearization_level = 2
-    # no symmetry detection: it does not keep to max_time_in_seconds
-    solver.parameters.symmetry_level = 0
-    beaten = False
-    variables = [v for row in act + sby for v in row] + [v for row in stateless_counts.values() for v in row]
-    for level, (objective, reached) in enumerate(levels):
-        if level < proven or (level == 0 and reached == 0):
-            # a level the relaxations proved (or no excess at all): held at the answer's figure
-            model.add(objective == reached)
-            continue
-        solver.parameters.max_time_in_seconds = seconds - (time.monotonic() - started)
-        if solver.parameters.max_time_in_seconds <= 0:
-            return CpsatVerdict(False)
-        model.minimize(objective)
-        if solver.solve(model) != cp_model.OPTIMAL:
-            return CpsatVerdict(False)
-        best = round(solver.objective_value)
-        beaten = beaten or best < reached
-        # the next level holds this one at its optimum, hinted with this level's answer
-        model.add(objective == best)
-        model.clear_hints()
-        for v in variables:
-            model.add_hint(v, solver.value(v))
-    if not beaten:
-        return CpsatVerdict(True)
-    counts = {key: ([solver.value(v) for v in act[c]], [solver.value(v) for v in sby[c]]) for c, key in enumerate(keys)}
-    stateless = {s: [solver.value(v) for v in count] for s, count in stateless_counts.items()}
-    better = _realise(index, classes, counts, stateless)
+    try:
+        model = _CertificateModel(index, target, classes, started + seconds)
+    except _BuildTimeout:
+        return CpsatVerdict(False)
+    beaten = model.solve_levels(answer, proven, started + seconds)
+    if beaten is None or not beaten:
+        return CpsatVerdict(beaten is not None)
+    better = _realise(index, classes, model.class_counts(), model.stateless_values())
     return CpsatVerdict(better is not None, better)
+
+
+class _CertificateModel:
+    """The integer programme: per class and client, the actives and standbys held there; per
+    stateless subtopology and client, its tasks run there; the balances; the three levels."""
+
+    def __init__(
+        self, index: StreamsIndex, target: StreamsTarget, classes: dict[TaskClass, list[int]], build_by: float
+    ) -> None:
+        self.index = index
+        self.classes = classes
+        self.keys = list(classes)
+        self.n = index.client_count
+        self.model = cp_model.CpModel()
+        self.solver = cp_model.CpSolver()
+        self.act: list[list[cp_model.IntVar]] = []
+        self.sby: list[list[cp_model.IntVar]] = []
+        self.stateless_counts: dict[int, list[cp_model.IntVar]] = {}
+        self.excess: list[cp_model.IntVar] = []
+        self._class_variables(target, build_by)
+        actives = self._subtopology_balance(target)
+        self._client_balance(target, actives)
+
+    def _class_variables(self, target: StreamsTarget, build_by: float) -> None:
+        active, standby, r = target.active, target.standby, self.index.replicas
+        clients = range(self.n)
+        # per class and client: actives and standbys held there, one role per task and client
+        for c, tasks in enumerate(self.classes.values()):
+            if c % 64 == 0 and time.monotonic() > build_by:
+                raise _BuildTimeout
+            size = len(tasks)
+            on = np.bincount(active[tasks], minlength=self.n).tolist()
+            standby_clients = standby[tasks].ravel()
+            beside = np.bincount(standby_clients[standby_clients >= 0], minlength=self.n).tolist()
+            self.act.append([self.model.new_int_var(0, size, f"a{c}_{j}") for j in clients])
+            self.sby.append([self.model.new_int_var(0, size if r else 0, f"s{c}_{j}") for j in clients])
+            # every task of the class has one active and `r` standbys
+            self.model.add(sum(self.act[c]) == size)
+            self.model.add(sum(self.sby[c]) == size * r)
+            for j in clients:
+                self.model.add(self.act[c][j] + self.sby[c][j] <= size)
+                # the hint: the answer's own counts
+                self.model.add_hint(self.act[c][j], on[j])
+                self.model.add_hint(self.sby[c][j], beside[j])
+
+    def _subtopology_balance(self, target: StreamsTarget) -> list[Any]:
+        """Each client's actives, summed over the subtopologies, each within its share."""
+        index, model, clients = self.index, self.model, range(self.n)
+        actives: list[Any] = [0] * self.n
+        for s in range(len(index.subtopologies)):
+            lo, hi = index.subtopology_bounds(s)
+            stateless_tasks = int(((index.task_sub == s) & ~index.stateful).sum())
+            count: list[Any]
+            if stateless_tasks:
+                # a stateless subtopology's tasks are interchangeable: only their count per client matters
+                count = [model.new_int_var(int(lo[j]), int(hi[j]), f"w{s}_{j}") for j in clients]
+                ran = np.bincount(target.active[index.task_sub == s], minlength=self.n)
+                for j in clients:
+                    model.add_hint(count[j], int(ran[j]))
+                model.add(sum(count) == stateless_tasks)
+                self.stateless_counts[s] = count
+            else:
+                mine = [c for c, key in enumerate(self.keys) if key[0] == s]
+                count = [sum(self.act[c][j] for c in mine) for j in clients]
+                for j in clients:
+                    # task parallel balance: each client runs its share of the subtopology's tasks
+                    model.add_linear_constraint(count[j], int(lo[j]), int(hi[j]))
+            actives = [actives[j] + count[j] for j in clients]
+        return actives
+
+    def _client_balance(self, target: StreamsTarget, actives: list[Any]) -> None:
+        index, model = self.index, self.model
+        active, standby = target.active, target.standby
+        lo_a, hi_a = index.active_bounds()
+        lo_f, hi_f = index.stateful_bounds()
+        stateful_count = int(index.stateful.sum())
+        answer_held = np.bincount(active[index.stateful], minlength=self.n) + np.bincount(
+            standby[standby >= 0], minlength=self.n
+        )
+        for j in range(self.n):
+            # active balance: each client runs its capacity-weighted share of all tasks
+            model.add_linear_constraint(actives[j], int(lo_a[j]), int(hi_a[j]))
+            # stateful balance, softly: the excess over the client's stateful share is measured
+            held = sum(self.act[c][j] + self.sby[c][j] for c in range(len(self.keys)))
+            over = model.new_int_var(0, stateful_count * (1 + index.replicas), f"e{j}")
+            model.add_hint(over, int(max(lo_f[j] - answer_held[j], answer_held[j] - hi_f[j], 0)))
+            model.add(over >= int(lo_f[j]) - held)
+            model.add(over >= held - int(hi_f[j]))
+            self.excess.append(over)
+
+    def _levels(self, answer: StreamsBound) -> tuple[tuple[Any, int], ...]:
+        """Each level's objective (to minimise) and the answer's figure on it."""
+        keys, act, sby = self.keys, self.act, self.sby
+        kept_actives = sum(act[c][key[1]] for c, key in enumerate(keys) if key[1] >= 0)
+        # a previous standby client that holds the task in either role keeps its state
+        kept_standbys = sum(act[c][j] + sby[c][j] for c, key in enumerate(keys) for j in key[2])
+        previous = sum(len(key[2]) * len(self.classes[key]) for key in keys)
+        return (
+            (sum(self.excess), answer.stateful_excess),  # least stateful excess
+            (-kept_actives, -answer.kept_actives),  # most kept actives
+            (-kept_standbys, answer.standby_moves - previous),  # most kept standbys
+        )
+
+    def solve_levels(self, answer: StreamsBound, proven: int, stop_by: float) -> bool | None:
+        """Each level solved to its proven optimum, then held for the next. Whether some level
+        beats the answer; None when a level was not proven in time."""
+        model, solver = self.model, self.solver
+        levels = self._levels(answer)
+        solver.parameters.num_workers = 1
+        # the linear relaxation of every constraint: the balance bounds come from adding them up
+        solver.parameters.linearization_level = 2
+        # no symmetry detection: it does not keep to max_time_in_seconds
+        solver.parameters.symmetry_level = 0
+        beaten = False
+        variables = [v for row in self.act + self.sby for v in row] + [
+            v for row in self.stateless_counts.values() for v in row
+        ]
+        for level, (objective, reached) in enumerate(levels):
+            if level < proven or (level == 0 and reached == 0):
+                # a level the relaxations proved (or no excess at all): held at the answer's figure
+                model.add(objective == reached)
+                continue
+            solver.parameters.max_time_in_seconds = stop_by - time.monotonic()
+            if solver.parameters.max_time_in_seconds <= 0:
+                return None
+            model.minimize(objective)
+            if solver.solve(model) != cp_model.OPTIMAL:
+                return None
+            best = round(solver.objective_value)
+            beaten = beaten or best < reached
+            # the next level holds this one at its optimum, hinted with this level's answer
+            model.add(objective == best)
+            model.clear_hints()
+            for v in variables:
+                model.add_hint(v, solver.value(v))
+        return beaten
+
+    def class_counts(self) -> dict[TaskClass, tuple[list[int], list[int]]]:
+        solver = self.solver
+        return {
+            key: ([solver.value(v) for v in self.act[c]], [solver.value(v) for v in self.sby[c]])
+            for c, key in enumerate(self.keys)
+        }
+
+    def stateless_values(self) -> dict[int, list[int]]:
+        return {s: [self.solver.value(v) for v in count] for s, count in self.stateless_counts.items()}
 
 
 def _realise(

@@ -94,6 +94,37 @@ class NetworkRows:
     """per client, its standbys (chained, joint)."""
 
 
+@dataclass(frozen=True)
+class _Nodes:
+    """The relaxation's nodes: per class of stateful tasks its actives and standbys, the fresh
+    actives per subtopology and the fresh standbys, per (subtopology, client), per client its
+    actives, their split and its state, and the sink."""
+
+    active_of0: int
+    standby_of0: int
+    fresh_active0: int
+    fresh_standby: int
+    sub_client0: int
+    active0: int
+    split0: int
+    state0: int
+    sink: int
+
+    @classmethod
+    def add(cls, net: FlowNetwork, classes: int, n_subs: int, n: int) -> _Nodes:
+        return cls(
+            net.add_nodes(classes),
+            net.add_nodes(classes),
+            net.add_nodes(n_subs),
+            net.add_nodes(1),
+            net.add_nodes(n_subs * n),
+            net.add_nodes(n),
+            net.add_nodes(n),
+            net.add_nodes(n),
+            net.add_nodes(1),
+        )
+
+
 def _network(
     index: StreamsIndex, *, chained: bool, tied: bool, allowed_excess: int, joint: bool
 ) -> tuple[FlowNetwork, NetworkRows]:
@@ -106,22 +137,30 @@ def _network(
     for t in tasks:
         key = (int(index.task_sub[t]), int(index.prev_active[t]), index.prev_standby[t])
         sizes[key] = sizes.get(key, 0) + 1
-    n, n_subs, r = index.client_count, len(index.subtopologies), index.replicas
-    keep_standby = 1
+    n_subs = len(index.subtopologies)
+    net = FlowNetwork()
+    nodes = _Nodes.add(net, len(sizes), n_subs, index.client_count)
+    kept_rows, standby_rows = _class_arcs(net, nodes, index, sizes, previous, tied)
+    stateful_sub = np.array([bool(index.stateful[index.task_sub == s].any()) for s in range(n_subs)], dtype=bool)
+    sub_shares = _subtopology_arcs(net, nodes, index, stateful_sub, chained)
     keep_active = previous + 1  # one kept active outweighs every kept standby
     excess = keep_active * (len(tasks) + 1)  # one unit of excess outweighs every kept item
-    stateful_sub = np.array([bool(index.stateful[index.task_sub == s].any()) for s in range(n_subs)], dtype=bool)
+    if chained:
+        shares, sa_rows, sb_rows = _chained_client_arcs(net, nodes, index, sub_shares, allowed_excess, joint, excess)
+    else:
+        shares, sa_rows, sb_rows = _client_arcs(net, nodes, index, sub_shares, excess), None, None
+    net.supply(nodes.sink, -(len(tasks) * (1 + index.replicas) + int((~index.stateful).sum())))
+    return net, NetworkRows(previous, kept_rows, standby_rows, shares, sa_rows, sb_rows)
 
-    net = FlowNetwork()
-    active_of0 = net.add_nodes(len(sizes))
-    standby_of0 = net.add_nodes(len(sizes))
-    fresh_active0 = net.add_nodes(n_subs)
-    fresh_standby = net.add_nodes(1)
-    sub_client0 = net.add_nodes(n_subs * n)
-    active0 = net.add_nodes(n)
-    split0 = net.add_nodes(n)
-    state0 = net.add_nodes(n)
-    sink = net.add_nodes(1)
+
+def _class_arcs(
+    net: FlowNetwork, nodes: _Nodes, index: StreamsIndex, sizes: dict[BoundClass, int], previous: int, tied: bool
+) -> tuple[list[slice], list[slice]]:
+    """A class's actives and standbys: kept by their previous clients, or placed fresh. The rows of
+    the kept actives and of the kept standbys."""
+    n, r = index.client_count, index.replicas
+    keep_standby = 1
+    keep_active = previous + 1  # one kept active outweighs every kept standby
     keys = list(sizes)
     size = np.fromiter(sizes.values(), dtype=np.int64, count=len(keys))
     sub = np.array([k[0] for k in keys], dtype=np.int64)
@@ -129,19 +168,22 @@ def _network(
     classes = np.arange(len(keys))
     # a class's tasks bring `size` actives and `size * replicas` standbys
     for c, amount in enumerate(size.tolist()):
-        net.supply(active_of0 + c, amount)
-        net.supply(standby_of0 + c, amount * r)
+        net.supply(nodes.active_of0 + c, amount)
+        net.supply(nodes.standby_of0 + c, amount * r)
     owned = owner >= 0
     # the previous owner keeps the task's active ...
     kept_rows = [
         net.add_arcs(
-            active_of0 + classes[owned], sub_client0 + sub[owned] * n + owner[owned], size[owned], -keep_active
+            nodes.active_of0 + classes[owned],
+            nodes.sub_client0 + sub[owned] * n + owner[owned],
+            size[owned],
+            -keep_active,
         )
     ]
     # ... or the active goes anywhere within the subtopology's shares
-    net.add_arcs(active_of0 + classes, fresh_active0 + sub, size, 0)
+    net.add_arcs(nodes.active_of0 + classes, nodes.fresh_active0 + sub, size, 0)
     # any standby may be placed fresh
-    net.add_arcs(standby_of0 + classes, fresh_standby, size * r, 0)
+    net.add_arcs(nodes.standby_of0 + classes, nodes.fresh_standby, size * r, 0)
     pairs = np.array([(c, j) for c, k in enumerate(keys) for j in sorted(k[2])], dtype=np.int64).reshape(-1, 2)
     pc, pj = pairs[:, 0], pairs[:, 1]
     standby_rows: list[slice] = []
@@ -151,65 +193,113 @@ def _network(
     if tied:
         keep_in, keep_out = net.add_nodes(len(pairs)), net.add_nodes(len(pairs))
         slots = np.arange(len(pairs))
-        net.add_arcs(active_of0 + pc, keep_in + slots, size[pc], 0)
-        net.add_arcs(standby_of0 + pc, keep_in + slots, size[pc] * (r > 0), 0)
+        net.add_arcs(nodes.active_of0 + pc, keep_in + slots, size[pc], 0)
+        net.add_arcs(nodes.standby_of0 + pc, keep_in + slots, size[pc] * (r > 0), 0)
         standby_rows.append(net.add_arcs(keep_in + slots, keep_out + slots, size[pc], -keep_standby))
-        net.add_arcs(keep_out + slots, state0 + pj, size[pc] * (r > 0), 0)
-        net.add_arcs(keep_out + slots, sub_client0 + sub[pc] * n + pj, size[pc], 0)
+        net.add_arcs(keep_out + slots, nodes.state0 + pj, size[pc] * (r > 0), 0)
+        net.add_arcs(keep_out + slots, nodes.sub_client0 + sub[pc] * n + pj, size[pc], 0)
     else:
-        standby_rows.append(net.add_arcs(standby_of0 + pc, state0 + pj, size[pc] * (r > 0), -keep_standby))
-        standby_rows.append(net.add_arcs(active_of0 + pc, sub_client0 + sub[pc] * n + pj, size[pc], -keep_standby))
+        standby_rows.append(net.add_arcs(nodes.standby_of0 + pc, nodes.state0 + pj, size[pc] * (r > 0), -keep_standby))
+        standby_rows.append(
+            net.add_arcs(nodes.active_of0 + pc, nodes.sub_client0 + sub[pc] * n + pj, size[pc], -keep_standby)
+        )
+    return kept_rows, standby_rows
+
+
+@dataclass(frozen=True)
+class _SubtopologyShares:
+    """Per client, the sums of its per-subtopology share bounds: over the stateful subtopologies
+    and over the stateless ones."""
+
+    stateful_lo: np.ndarray
+    stateful_hi: np.ndarray
+    stateless_lo: np.ndarray
+    stateless_hi: np.ndarray
+
+
+def _subtopology_arcs(
+    net: FlowNetwork, nodes: _Nodes, index: StreamsIndex, stateful_sub: np.ndarray, chained: bool
+) -> _SubtopologyShares:
+    n = index.client_count
     clients = np.arange(n)
     sf_lo, sf_hi, sl_lo, sl_hi = (np.zeros(n, dtype=np.int64) for _ in range(4))
-    for s in range(n_subs):
+    for s in range(len(index.subtopologies)):
         stateless = int((index.task_sub == s).sum()) if not stateful_sub[s] else 0
-        net.supply(fresh_active0 + s, stateless)
+        net.supply(nodes.fresh_active0 + s, stateless)
         lo, hi = index.subtopology_bounds(s)
-        net.add_arcs(fresh_active0 + s, sub_client0 + s * n + clients, hi, 0)
+        net.add_arcs(nodes.fresh_active0 + s, nodes.sub_client0 + s * n + clients, hi, 0)
         # every client's share of the subtopology's actives (stateful ones counted apart when chained)
-        into = split0 if chained and stateful_sub[s] else active0
-        net.add_arcs(sub_client0 + s * n + clients, into + clients, hi, 0, lower=lo)
+        into = nodes.split0 if chained and stateful_sub[s] else nodes.active0
+        net.add_arcs(nodes.sub_client0 + s * n + clients, into + clients, hi, 0, lower=lo)
         if stateful_sub[s]:
             sf_lo, sf_hi = sf_lo + lo, sf_hi + hi
         else:
             sl_lo, sl_hi = sl_lo + lo, sl_hi + hi
+    return _SubtopologyShares(sf_lo, sf_hi, sl_lo, sl_hi)
+
+
+def _chained_client_arcs(
+    net: FlowNetwork,
+    nodes: _Nodes,
+    index: StreamsIndex,
+    sub_shares: _SubtopologyShares,
+    allowed_excess: int,
+    joint: bool,
+    excess: int,
+) -> tuple[list[slice], slice | None, slice | None]:
+    """Chained: a client's stateful actives, then all its actives, within their shares; then its
+    standbys. The soft shares' rows, and (joint) the rows of its stateful actives and standbys."""
+    clients = np.arange(index.client_count)
     lo_a, hi_a = index.active_bounds()
     lo_f, hi_f = index.stateful_bounds()
-    most = len(tasks)
+    most = int(index.stateful.sum())
     shares: list[slice] = []
     sa_rows: slice | None = None
     sb_rows: slice | None = None
-    if chained:
-        soft = split0 if r == 0 else None
-        # a client's stateful actives, then all its actives, within their shares
-        if soft is None:
-            sa_rows = net.add_arcs(split0 + clients, active0 + clients, np.minimum(hi_f + allowed_excess, most), 0)
-        net.add_arcs(active0 + clients, sink, hi_a, 0, lower=lo_a)
-        if soft is not None:
-            shares = _soft_shares(net, split0 + clients, active0 + clients, lo_f, hi_f, most, excess)
-        elif joint:
-            net.add_arcs(fresh_standby, state0 + clients, most * r, 0)
-            sb_rows = net.add_arcs(state0 + clients, sink, most, 0)
-        else:
-            # its standbys: what its actives leave of its stateful share (any target with the
-            # least excess lies within that excess of every share)
-            top_sa = np.minimum(np.minimum(sf_hi, hi_a), hi_f + allowed_excess)
-            low_sa = np.maximum(np.maximum(sf_lo, lo_a - sl_hi), 0)
-            low = np.clip(lo_f - allowed_excess - top_sa, 0, most)
-            high = np.clip(hi_f + allowed_excess - low_sa, low, most)
-            net.add_arcs(fresh_standby, state0 + clients, most * r, 0)
-            net.add_arcs(state0 + clients, sink, high, 0, lower=low)
+    r = index.replicas
+    soft = nodes.split0 if r == 0 else None
+    # a client's stateful actives, then all its actives, within their shares
+    if soft is None:
+        sa_rows = net.add_arcs(
+            nodes.split0 + clients, nodes.active0 + clients, np.minimum(hi_f + allowed_excess, most), 0
+        )
+    net.add_arcs(nodes.active0 + clients, nodes.sink, hi_a, 0, lower=lo_a)
+    if soft is not None:
+        shares = _soft_shares(net, nodes.split0 + clients, nodes.active0 + clients, lo_f, hi_f, most, excess)
+    elif joint:
+        net.add_arcs(nodes.fresh_standby, nodes.state0 + clients, most * r, 0)
+        sb_rows = net.add_arcs(nodes.state0 + clients, nodes.sink, most, 0)
     else:
-        # every client's share of all actives
-        net.add_arcs(active0 + clients, split0 + clients, hi_a, 0, lower=lo_a)
-        # stateful actives count in the client's stateful share (the split between stateful and
-        # stateless actives is only known within the per-subtopology shares)
-        net.add_arcs(split0 + clients, state0 + clients, sf_hi, 0, lower=sf_lo)
-        net.add_arcs(split0 + clients, sink, sl_hi, 0, lower=sl_lo)
-        net.add_arcs(fresh_standby, state0 + clients, most * r, 0)
-        shares = _soft_shares(net, state0 + clients, np.full(n, sink), lo_f, hi_f, most, excess)
-    net.supply(sink, -(most * (1 + r) + int((~index.stateful).sum())))
-    return net, NetworkRows(previous, kept_rows, standby_rows, shares, sa_rows, sb_rows)
+        # its standbys: what its actives leave of its stateful share (any target with the
+        # least excess lies within that excess of every share)
+        top_sa = np.minimum(np.minimum(sub_shares.stateful_hi, hi_a), hi_f + allowed_excess)
+        low_sa = np.maximum(np.maximum(sub_shares.stateful_lo, lo_a - sub_shares.stateless_hi), 0)
+        low = np.clip(lo_f - allowed_excess - top_sa, 0, most)
+        high = np.clip(hi_f + allowed_excess - low_sa, low, most)
+        net.add_arcs(nodes.fresh_standby, nodes.state0 + clients, most * r, 0)
+        net.add_arcs(nodes.state0 + clients, nodes.sink, high, 0, lower=low)
+    return shares, sa_rows, sb_rows
+
+
+def _client_arcs(
+    net: FlowNetwork, nodes: _Nodes, index: StreamsIndex, sub_shares: _SubtopologyShares, excess: int
+) -> list[slice]:
+    """Not chained: every client's share of all actives, its stateful actives and standbys within
+    its stateful share, softly. The soft shares' rows."""
+    clients = np.arange(index.client_count)
+    lo_a, hi_a = index.active_bounds()
+    lo_f, hi_f = index.stateful_bounds()
+    most = int(index.stateful.sum())
+    # every client's share of all actives
+    net.add_arcs(nodes.active0 + clients, nodes.split0 + clients, hi_a, 0, lower=lo_a)
+    # stateful actives count in the client's stateful share (the split between stateful and
+    # stateless actives is only known within the per-subtopology shares)
+    net.add_arcs(
+        nodes.split0 + clients, nodes.state0 + clients, sub_shares.stateful_hi, 0, lower=sub_shares.stateful_lo
+    )
+    net.add_arcs(nodes.split0 + clients, nodes.sink, sub_shares.stateless_hi, 0, lower=sub_shares.stateless_lo)
+    net.add_arcs(nodes.fresh_standby, nodes.state0 + clients, most * index.replicas, 0)
+    return _soft_shares(net, nodes.state0 + clients, np.full(index.client_count, nodes.sink), lo_f, hi_f, most, excess)
 
 
 def _soft_shares(
