@@ -44,13 +44,13 @@ ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
-class Answer:
+class GroupReply:
     status: int
     body: dict[str, Any]
 
 
-def refusal(status: int, field: str, reason: str, **extra: Any) -> Answer:
-    return Answer(
+def refusal(status: int, field: str, reason: str, **extra: Any) -> GroupReply:
+    return GroupReply(
         status, {"detail": f"{field}: {reason}" if field else reason, "field": field, "reason": reason, **extra}
     )
 
@@ -69,7 +69,7 @@ class GroupRebalancer:
             self._locks[(tenant, group_id)] = lock
         return lock
 
-    async def rebalance(self, tenant: str, group_id: str, body: bytes) -> Answer:
+    async def rebalance(self, tenant: str, group_id: str, body: bytes) -> GroupReply:
         try:
             request = await asyncio.to_thread(_parse, body)
         except ProblemError as problem:
@@ -85,7 +85,7 @@ class GroupRebalancer:
 
     async def _attempt(
         self, tenant: str, group_id: str, request: RebalanceRequest, stored: StoredGroup | None
-    ) -> Answer | None:
+    ) -> GroupReply | None:
         """The answer, or None when only a concurrent non-generation write got in the way."""
         current = stored.visible_generation if stored else -1
         if request.generation != current:
@@ -126,10 +126,10 @@ class GroupRebalancer:
             if latest == current:
                 return None
             return _stale(group_id, request.generation, latest)
-        return Answer(200, {**record, "generation": generation})
+        return GroupReply(200, {**record, "generation": generation})
 
 
-def _stale(group_id: str, sent: int, current: int) -> Answer:
+def _stale(group_id: str, sent: int, current: int) -> GroupReply:
     when = "older than" if sent < current else "newer than"
     return refusal(
         409,

@@ -25,7 +25,7 @@ from stickyd.models.groups import (
     RebalanceRequest,
     RebalanceResponse,
 )
-from stickyd.service.groups.rebalance import ATTEMPTS, Answer, GroupRebalancer, refusal
+from stickyd.service.groups.rebalance import ATTEMPTS, GroupRebalancer, GroupReply, refusal
 from stickyd.service.groups.tenancy import Tenant
 from stickyd.service.http.request_body import ClientGone, media_type_error, read_body
 from stickyd.service.processes.solve_job import JobResult
@@ -79,7 +79,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _json(answer: Answer) -> Response:
+def _json(answer: GroupReply) -> Response:
     return JSONResponse(answer.body, status_code=answer.status)
 
 

@@ -29,7 +29,7 @@ from stickyd.service.processes.idle_processes import IdleProcesses
 from stickyd.service.processes.pipe_frames import encode_frame
 from stickyd.service.processes.shared_area import SHARED_MIN_BYTES, Shared
 from stickyd.service.processes.solve_job import JobResult, Kind, Limits, error
-from stickyd.service.processes.solver_handle import Answer, SolverProcess, exit_or_kill, start_solver_process
+from stickyd.service.processes.solver_handle import ProcessAnswer, SolverProcess, exit_or_kill, start_solver_process
 from stickyd.solvers.time_policy import CLOSE_WAIT_S, HAND_OFF_POLL_S, INTERRUPT_WAIT_S
 
 log = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ class _Guarded:
     def __init__(self, job: int, watch: Watch, timing: Timing, running: dict[int, float]) -> None:
         self.job = job
         self.loop = asyncio.get_running_loop()
-        self.answer: asyncio.Future[Answer] = self.loop.create_future()
+        self.answer: asyncio.Future[ProcessAnswer] = self.loop.create_future()
         self.settled: asyncio.Future[None] = self.loop.create_future()  # by the answer or the guard's timer
         self.after_deadline_s = watch.guard_after_deadline_s
         self.expected_deadline = watch.guard - watch.guard_after_deadline_s
@@ -94,7 +94,7 @@ class _Guarded:
         self.timer = self.loop.call_later(max(0.0, watch.guard - time.monotonic()), self.settle)
         self.answer.add_done_callback(self.settle)
 
-    def settle(self, done: asyncio.Future[Answer] | None = None) -> None:
+    def settle(self, done: asyncio.Future[ProcessAnswer] | None = None) -> None:
         if done is not None and not done.cancelled():
             done.exception()  # retrieved: a process that dies after its job was given up is no error
         if not self.settled.done():
@@ -108,7 +108,7 @@ class _Guarded:
         self.timer = self.loop.call_later(max(0.0, deadline + self.after_deadline_s - time.monotonic()), self.settle)
 
 
-async def _patience(answer: asyncio.Future[Answer], watch: Watch) -> None:
+async def _patience(answer: asyncio.Future[ProcessAnswer], watch: Watch) -> None:
     """Past the guard, the job's process answers a spent budget with its quick fill, which costs
     less than parsing the body again in the fallback pool: it is stuck only past the patience, and
     handed over only once the fallback pool can take it (or `hand_off_limit_s` later still)."""
@@ -278,7 +278,7 @@ class SolverPool:
         else:
             self._replace(worker, RECYCLED if worker.retiring else "died")
 
-    async def _stop(self, worker: SolverProcess, job: int, answer: asyncio.Future[Answer]) -> None:
+    async def _stop(self, worker: SolverProcess, job: int, answer: asyncio.Future[ProcessAnswer]) -> None:
         """Interrupt the job; kill and replace the process if it does not stop at once. A job
         that answered meanwhile is over: its process is free again already (_freed) and may be
         on the next request's job, which must not be touched."""

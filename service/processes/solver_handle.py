@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 PR_SET_PDEATHSIG = 1
 
-Answer = tuple[JobResult | None, float]
+ProcessAnswer = tuple[JobResult | None, float]
 """A solver process's answer to one job (None when it was interrupted) and its time in ms."""
 
 
@@ -40,7 +40,7 @@ class SolverProcess:
     cancel: mmap.mmap
     area: io.FileIO
     """the memory file large bodies and answers pass through (service/processes/shared_area.py)."""
-    waiting: dict[int, asyncio.Future[Answer]] = field(default_factory=dict)
+    waiting: dict[int, asyncio.Future[ProcessAnswer]] = field(default_factory=dict)
     deadlines: dict[int, Callable[[float], None]] = field(default_factory=dict)
     reader: asyncio.Task[None] | None = None
     on_exit: Callable[[SolverProcess], None] = lambda _worker: None
