@@ -14,8 +14,16 @@ import sys
 import pytest
 
 FORBIDDEN = {
-    "stickyd.models": ["ortools", "fastapi", "pyspark", "stickyd.solvers", "stickyd.service", "stickyd.client",
-                       "stickyd.pipeline", "stickyd.cli"],
+    "stickyd.models": [
+        "ortools",
+        "fastapi",
+        "pyspark",
+        "stickyd.solvers",
+        "stickyd.service",
+        "stickyd.client",
+        "stickyd.pipeline",
+        "stickyd.cli",
+    ],
     "stickyd.solvers": ["fastapi", "pyspark", "stickyd.service", "stickyd.client", "stickyd.pipeline", "stickyd.cli"],
     "stickyd.service": ["pyspark", "stickyd.pipeline", "stickyd.cli", "typer"],
     "stickyd.client": ["pyspark", "stickyd.service", "stickyd.pipeline", "stickyd.cli"],

@@ -6,7 +6,7 @@ A request whose time limit is below its floor has the limit raised to the floor 
 `python -m bench.limits --floor` (bench/RESULTS.md, "Floor per size"): a request alone with
 time_limit_ms 1, which the service answers with its cheapest valid answer, on the 2-core machine
 the benchmarks run on: about 1.5 times the CPU time it costs the service's processes (Streams:
-fitted to the 200k and 500k classes). Consumer groups (session 24, after the cheaper cheapest
+fitted to the 200k and 500k classes). Consumer groups (2026-11-23, after the cheaper cheapest
 answer and the memory file): 1.6 times the warm CPU time of the 1M class (0.81 s) and about the
 CPU time of a solver process's first large job (1.42 s: its memory is not yet faulted in), 1.2
 times the 100k class's (0.11 s); the body's size matters little there (a 32 MB equal-subscription
@@ -35,7 +35,7 @@ floor of the benchmarks' largest classes (Kafka-like claims; Streams with one st
 body sizes. The deadline the web process keeps until a solver process reports the real one."""
 CHEAPEST_MS_PER_BODY_MB: dict[Kind, float] = {"consumer": 116.0, "streams": 130.0}
 """what the cheapest answer costs a solver process per MB of body (consumer: the floor's figure).
-Streams: measured 2026-11-24 00:11 (bench/RESULTS.md "Floor per size", session 25) 390 ms of CPU
+Streams: measured 2026-11-24 00:11 (bench/RESULTS.md "Floor per size") 390 ms of CPU
 for the 5.09 MB 200k-task body and 970 ms for the 13.33 MB 500k one (77 and 73 ms per MB), about
 1.7 times that: below the Streams floor (about 3 times the CPU alone, kept for 8 requests at
 once), so a queued Streams request may wait for a solver process until its floor's deadline less
