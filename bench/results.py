@@ -1,8 +1,8 @@
 """bench/RESULTS.md: one section per benchmark command, each replaced when it runs again.
 
-Every section starts with the line `machine_line()` gives: the date and the machine the figures
-were taken on (CPU model and count, memory, operating system, Python and Java versions), so that
-no program has to say it and no figure is read without it.
+Every section starts with the line `machine_line()` gives (the date and the machine the figures
+were taken on: CPU model and count, memory, operating system, Python and Java versions) and the
+command that wrote it, so that no program has to say them and no figure is read without them.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from pathlib import Path
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 HEADER = """# stickyd benchmark results
 
-Current figures only: each section is written by the benchmark command named under its heading
-(`python -m bench.<name>`, see `bench/`), and replaced when that command runs again. The first
-line of a section says when and on what machine it ran. Earlier figures are in git's history.
+Current figures only. Each section is written by one benchmark command and replaced when that
+command runs again; its first line gives the date, the machine and the command. Earlier figures
+are in git's history.
 """
 
 
