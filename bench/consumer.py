@@ -36,7 +36,7 @@ from bench.consumer_paths import (
     through_http,
 )
 from bench.layouts import EVENTS, LAYOUTS, SHAPES, contract_json_bytes, kafka_like_problem
-from bench.results import machine_line, write_section
+from bench.results import write_section
 from stickyd.cli.child_service import running_service
 from stickyd.models import ConsumerProblem, index_consumer_problem
 
@@ -170,12 +170,9 @@ class Report:
         load = ", ".join(f"{x:.1f}" for x in self.load_before)
         after = ", ".join(f"{x:.1f}" for x in os.getloadavg())
         body = [
-            machine_line(),
-            "",
-            f"**Shared machine**: load average {load} when the run started, {after} at the last row "
-            "(2 cores). Times are wall clock, with this process's CPU time in brackets where the work ran in "
-            "it (dict, JSON bytes, fallback); with other engineers' runs beside it the wall times are upper "
-            f"bounds of a quiet machine's. {self.note}",
+            f"Load average {load} when the run started, {after} at the last row. Times are wall clock, "
+            "with this process's CPU time in brackets where the work ran in it (dict, JSON bytes, "
+            f"fallback); on a busy machine the wall times are upper bounds of an idle one's. {self.note}",
             "",
             "Previous assignments as Kafka's own assignors leave them (`bench/layouts.py`: `sticky` is "
             "round robin, then members leaving and joining KIP-54 style, then 3% shuffled claims; "
@@ -188,7 +185,7 @@ class Report:
             f"same group in a child process, capped at {PEER_CAP_S:.0f} s. Rows below 1M are the best of "
             f"{SMALL_REPEAT} runs per column; 1M rows run once.",
             "",
-            "Targets (issue 14): 1M x 2,000 from a dict <= 1.0 s equal, <= 3.0 s unequal; HTTP <= 2x "
+            "Targets: 1M x 2,000 from a dict <= 1.0 s equal, <= 3.0 s unequal; HTTP <= 2x "
             "the in-process time; 10k x 1k >= 300x faster than kafka-python; the fallback <= 1.0 s at "
             "1M for every layout; a 1M request with `time_limit_ms: 1000` answered within 1,250 ms "
             "through the service; peak RSS of the 1M unequal solve <= 3 GB.",

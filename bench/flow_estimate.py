@@ -23,7 +23,7 @@ import time
 from typing import Any
 
 from bench.layouts import contract_json_bytes, kafka_like_problem
-from bench.results import machine_line, write_section
+from bench.results import write_section
 from stickyd.models import ConsumerProblem, parse
 from stickyd.models.consumer.index import index_consumer_problem
 from stickyd.service.processes.solve_job import Limits, run_job, warm_up
@@ -117,8 +117,6 @@ def main() -> None:
         print(limits[-1], flush=True)
     text = "\n".join(
         [
-            machine_line(),
-            "",
             f"Load average at the start {start_load}, at the end {_load()}. {args.note}".strip(),
             "",
             "The optimal solver's flow (classes, flow, counts back to units; this process's CPU time) against "

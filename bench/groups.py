@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from bench.layouts import kafka_like_problem
-from bench.results import machine_line, write_section
+from bench.results import write_section
 from stickyd.cli.child_service import running_service
 from tests.store.postgres_cluster import postgres_cluster
 
@@ -149,9 +149,8 @@ def main() -> None:
                         f"| {got['stored_p95']:.1f} |"
                     )
                     print(latencies[-1], flush=True)
-    body = f"""{machine_line()} A shared machine: other engineers' tests and benchmarks ran beside
-this one, so absolute figures are noisy; the two columns of each latency row were taken
-interleaved in the same minutes and compare fairly.
+    body = f"""On a busy machine absolute figures are noisy; the two columns of each latency row are
+taken interleaved in the same minutes and compare fairly.
 
 `stickyd serve` (2 solver processes) on loopback with its group store in SQLite (a file in a
 temporary data directory) or PostgreSQL 15 (a private local server, fsync off); one `httpx`

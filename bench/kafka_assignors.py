@@ -6,8 +6,8 @@ min/max load per assignor.
 
 Instances: `bench.layouts.kafka_like_problem` (previous owners as Kafka's sticky assignors leave
 them: each member a few partitions of many topics, 3% noise), equal and unequal subscriptions,
-then a member leaves / joins / partitions are added. Each instance is written once as contract
-JSON; every assignor reads that file.
+then a member leaves / joins / partitions are added. Each instance is written once as request
+JSON (docs/wire-format.md); every assignor reads that file.
 
 - stickyd: `solve_consumer` in this process (warm), timed from reading the file's bytes through the
   service's JSON parser (`stickyd.service.http.json_guard.load_object`) to the answer; `time_limit_ms` in the
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.layouts import EVENTS, SHAPES, kafka_like_problem, write_problem_json
-from bench.results import machine_line, write_section
+from bench.results import write_section
 from stickyd.service.http.json_guard import load_object
 from stickyd.solvers import solve_consumer
 from tests.kafka.jvm import APP_CLASSPATH
@@ -182,9 +182,7 @@ def main() -> None:
         "Kafka's consumer assignors beside stickyd (`python -m bench.kafka_assignors`)",
         "\n".join(
             [
-                machine_line(),
-                f"Taken on a shared machine: 1-minute load average {load_before:.1f} at the start, "
-                f"{os.getloadavg()[0]:.1f} at the end (other engineers' tests and benchmarks).",
+                f"1-minute load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end.",
                 "",
                 __doc__.split("\n\n", 2)[2].strip(),
                 "",

@@ -2,7 +2,7 @@
 
 Benchmarks that start from contiguous blocks hide the cost of real claims: after Kafka's
 round-robin or sticky assignor every member owns about one partition of each of hundreds of
-topics. This module builds such groups as contract JSON (see shared/contract/README.md):
+topics. This module builds such groups as request JSON (docs/wire-format.md):
 
     from bench.layouts import kafka_like_problem, write_problem_json
     problem = kafka_like_problem(1_000_000, 2_000, layout="sticky", shape="equal", event="leave")

@@ -36,7 +36,7 @@ from typing import Any
 import httpx
 
 from bench.limit_cases import DEFAULT_CLASSES, SIZE_CLASSES, SizeClass, Validator, with_time_limit
-from bench.results import machine_line, write_section
+from bench.results import write_section
 from stickyd.cli.child_service import ServiceProcess, running_service
 from stickyd.service.admission.promise_floor import floor_ms
 from stickyd.service.settings import Settings
@@ -236,7 +236,7 @@ def limits_report(rows: list[Row], started_load: str, env: dict[str, str], waits
         f"over {r.promise_ms} ms or not 200 (worst {r.worst_ms:.0f} ms)"
         for r in misses
     )
-    return f"""{machine_line()} Shared machine: load average (1/5/15 min) {started_load} at the start,
+    return f"""System load average (1/5/15 min) {started_load} at the start,
 {load_average()} at the end. Service: `stickyd serve` with {env or "default settings"}
 (solver processes = cores, one fallback process, response margin {rows[0].margin_ms if rows else 250} ms).
 
@@ -271,7 +271,7 @@ def floor_report(rows: list[tuple[SizeClass, int, list[float], list[float], int]
         f"{sorted(ms)[len(ms) // 2]:.0f} | {max(ms):.0f} | {sorted(cpu)[len(cpu) // 2]:.0f} | {floor} |"
         for size, body, ms, cpu, floor in rows
     )
-    return f"""{machine_line()} Shared machine: load average {started_load} at the start, {load_average()} at the end.
+    return f"""System load average {started_load} at the start, {load_average()} at the end.
 
 What merely reading, parsing and answering costs: each class alone with `time_limit_ms: 1` and
 the floor turned off (`STICKYD_FLOOR_SCALE=0`, and `STICKYD_RESPONSE_MARGIN_MS=600000` so that

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.results import machine_line, write_section
+from bench.results import write_section
 from stickyd.cli.child_service import ServiceProcess, running_service
 from stickyd.solvers import solve_consumer
 
@@ -254,16 +254,13 @@ def report(rows: list[Row], solve_ms: dict[str, float], seconds: float, before: 
     )
     return "\n".join(
         [
-            machine_line(),
-            "",
             "`stickyd serve` with default settings (one solver process per core, access log at INFO) on "
             f"127.0.0.1; load from wrk (one thread, keep-alive connections, {seconds:g} s per row) on the "
             "same machine, sharing its two cores. CPU per request is what the web process and its solver "
             "processes used during the row divided by the requests answered; `/v1/health worst` is the "
             f"slowest of the health probes sent every {HEALTH_EVERY_S * 1000:.0f} ms during the row. " + side_by_side,
             "",
-            f"Shared machine: other engineers' tests and benchmarks ran beside it (1-minute load average "
-            f"{min(loads):.1f} to {max(loads):.1f} at the rows' starts, for 2 cores). In-process solve "
+            f"1-minute load average {min(loads):.1f} to {max(loads):.1f} at the rows' starts. In-process solve "
             f"(median, this tree): {solves}.",
             "",
             HEADER,

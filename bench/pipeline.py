@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 
-from bench.results import machine_line, write_section
+from bench.results import write_section
 from stickyd.pipeline.generate import FleetShape, fleet_rows, trace_rows, write_jsonl
 from stickyd.pipeline.plan import PlanOptions, plan
 from stickyd.pipeline.replay import ReplayOptions, replay
@@ -78,8 +78,6 @@ def report(
     last_stats: pd.DataFrame | None = None,
 ) -> str:
     lines = [
-        machine_line(),
-        "",
         f"`python -m bench.pipeline`: {args.groups:,} generated groups (seed 7: ~85% consumer groups of 2-2,000 "
         f"members and 1-500 topics, equal and unequal subscriptions, joins; ~15% Streams apps with standbys), "
         f"planned in the executors with the in-process solver, {args.time_limit_ms} ms limit per group. "

@@ -11,7 +11,7 @@ import argparse
 import time
 from typing import Any
 
-from bench.results import machine_line, write_section
+from bench.results import write_section
 from stickyd.solvers import solve_streams
 
 SIZES = [(1_000, 100), (2_560, 50), (10_000, 1_000)]
@@ -77,8 +77,6 @@ def main() -> None:
         "Kafka Streams",
         "\n".join(
             [
-                machine_line(),
-                "",
                 "Ten subtopologies (seven stateful), one standby replica; each scenario starts from an optimal",
                 "target with caught-up standbys, then one event. `proven`: stats.optimal (active moves are",
                 "always minimal for the flow; the flag also needs the standby level proven).",

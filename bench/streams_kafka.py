@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.results import machine_line, write_section
+from bench.results import write_section
 from bench.streams import EVENTS, QUICK_SIZES, SIZES, scenario
 from stickyd.models.streams.index import StreamsIndex, index_streams_problem
 from stickyd.models.streams.problem import StreamsProblem
@@ -133,8 +133,6 @@ def main() -> None:
         "Kafka Streams: Kafka's assignors beside stickyd",
         "\n".join(
             [
-                machine_line(),
-                "",
                 "Instances of `bench.streams` (10 subtopologies, 7 stateful, one standby, warm-ups 2, "
                 "acceptable lag 10,000; standbys caught up at lag 100, newcomers without state). Same "
                 "definitions for all rows: active moves = stateful actives whose previous owner no "

@@ -57,7 +57,7 @@ def solve_consumer_command(
     file: Annotated[str, typer.Argument(help="problem JSON file, or - for stdin")],
     table: Annotated[bool, typer.Option(help="print a table instead of the JSON response")] = False,
 ) -> None:
-    """Assign a consumer group's partitions (contract section 1)."""
+    """Assign a consumer group's partitions (docs/wire-format.md, consumer assignment)."""
     from stickyd.cli.tables import print_consumer_table
     from stickyd.models import ConsumerProblem, ProblemError, parse
     from stickyd.solvers import solve_consumer
@@ -78,7 +78,7 @@ def solve_streams_command(
     file: Annotated[str, typer.Argument(help="problem JSON file, or - for stdin")],
     table: Annotated[bool, typer.Option(help="print a table instead of the JSON response")] = False,
 ) -> None:
-    """Assign a Kafka Streams application's tasks (contract section 2)."""
+    """Assign a Kafka Streams application's tasks (docs/wire-format.md, Streams assignment)."""
     from stickyd.cli.tables import print_streams_table
     from stickyd.models import ProblemError, parse
     from stickyd.models.streams.problem import StreamsProblem

@@ -1,4 +1,4 @@
-"""Groups kept by the service (contract section 4): request and response bodies."""
+"""Groups kept by the service (docs/wire-format.md, group state): request and response bodies."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class RebalanceRequest(BaseModel):
     generation: Annotated[StrictInt, Field(ge=-1)]
     """the last generation the caller saw; -1 for none."""
     problem: dict[str, Any]
-    """the contract's section 1 (consumer) or section 2 (streams) request; `owned` / `active` /
+    """a consumer or Streams assignment request (docs/wire-format.md); `owned` / `active` /
     `standby` may be left out: then the stored assignment is what each member owns."""
     leaving: list[MemberId] = Field(default_factory=list)
     """members to mark as leaving (planned departure), beside those already marked."""

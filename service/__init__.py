@@ -1,1 +1,1 @@
-"""Adapters around the solvers: the command line and the HTTP service."""
+"""The HTTP service: its edge, the solver processes, admission and cost, and group state."""

@@ -20,7 +20,7 @@ from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssi
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 
-from bench.results import machine_line, write_section
+from bench.results import write_section
 from stickyd.cli.child_service import running_service
 from stickyd.client.assignor import StickydAssignor
 from tests.kafka.apache_kafka import apache_kafka_broker
@@ -127,8 +127,6 @@ def main() -> None:
         "Consumer-group churn on a real broker",
         "\n".join(
             [
-                machine_line(),
-                "",
                 f"Apache Kafka 4.3 (one KRaft node on 127.0.0.1, classic protocol), one topic of {START} partitions",
                 f"({GROWN} after `partitions added`), kafka-python 3.x consumers with session_timeout_ms=2000 and",
                 "poll(timeout_ms=5000) (README: kafka-python's leader and metadata rejoins). Start: two members",

@@ -15,7 +15,7 @@ import time
 
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
-from bench.results import machine_line, write_section
+from bench.results import write_section
 from stickyd.cli.child_service import running_service
 from tests.kafka.apache_kafka import apache_kafka_broker, stickyd_broker_properties
 from tests.kafka.consumer_process import MemberProcess
@@ -93,8 +93,6 @@ def main() -> None:
         "Consumer-group churn on Apache Kafka 4.3 (KIP-848 consumer protocol)",
         "\n".join(
             [
-                machine_line(),
-                "",
                 "One KRaft broker on 127.0.0.1 (tests/kafka/apache_kafka.py: heartbeat 1 s, stickyd.timeout.ms 500),",
                 f"confluent-kafka members (group.protocol=consumer); one topic, {START} partitions, {GROWN} after",
                 "`partitions added`; two members at the start. `moved`: partitions taken from a member still in the",

@@ -19,7 +19,7 @@ from kafka.partitioner import DefaultPartitioner
 from kafka.partitioner.sticky import StickyPartitioner
 
 from bench import kafka10888
-from bench.results import machine_line, write_section
+from bench.results import write_section
 from stickyd.client.partitioner import UniformStickyPartitioner
 
 PARTITIONS = 12
@@ -96,8 +96,6 @@ def main() -> None:
         "Producer partitioner on a real broker",
         "\n".join(
             [
-                machine_line(),
-                "",
                 f"{records:,} null-key records of {RECORD_BYTES} bytes to a {PARTITIONS}-partition topic on",
                 "Apache Kafka 4.3 (one KRaft node on 127.0.0.1),",
                 f"linger_ms=0, bursts of {BURST} with flush() after each. Records per batch = batch-size-avg /",

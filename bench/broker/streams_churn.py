@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.results import machine_line, write_section
+from bench.results import write_section
 from stickyd.cli.child_service import running_service
 from tests.kafka.apache_kafka import apache_kafka_broker
 from tests.kafka.streams_app import StreamsApp
@@ -190,8 +190,6 @@ def main() -> None:
         args.title,
         "\n".join(
             [
-                machine_line(),
-                "",
                 f"{args.partitions} partitions (tasks 0_p stateless, 1_p counting in RocksDB), one standby, "
                 f"{args.records:,} records first and {args.step_records:,} more at every event, "
                 f"acceptable.recovery.lag={args.acceptable_lag}, probing interval {args.probing_ms // 1000} s for "

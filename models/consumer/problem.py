@@ -1,4 +1,4 @@
-"""Consumer-group assignment: the contract's section 1 as frozen pydantic models."""
+"""Consumer-group assignment: the request of docs/wire-format.md (consumer assignment) as frozen pydantic models."""
 
 from __future__ import annotations
 

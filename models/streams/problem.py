@@ -1,4 +1,4 @@
-"""Kafka Streams task assignment: the contract's section 2 as frozen pydantic models."""
+"""Kafka Streams task assignment: the request of docs/wire-format.md (Streams assignment) as frozen pydantic models."""
 
 from __future__ import annotations
 

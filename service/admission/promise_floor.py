@@ -6,7 +6,7 @@ A request whose time limit is below its floor has the limit raised to the floor 
 `python -m bench.limits --floor` (bench/RESULTS.md, "Floor per size"): a request alone with
 time_limit_ms 1, which the service answers with its cheapest valid answer, on the 2-core machine
 the benchmarks run on: about 1.5 times the CPU time it costs the service's processes (Streams:
-fitted to the 200k and 500k classes). Consumer groups (session 24, after the cheaper cheapest
+fitted to the 200k and 500k classes). Consumer groups (2026-11-23, after the cheaper cheapest
 answer and the memory file): 1.6 times the warm CPU time of the 1M class (0.81 s) and about the
 CPU time of a solver process's first large job (1.42 s: its memory is not yet faulted in), 1.2
 times the 100k class's (0.11 s); the body's size matters little there (a 32 MB equal-subscription

@@ -1,4 +1,4 @@
-"""Groups as a resource: state kept between rebalances (contract section 4)."""
+"""Groups as a resource: state kept between rebalances (docs/wire-format.md, group state)."""
 
 from stickyd.service.groups.routes import groups
 

@@ -1,4 +1,5 @@
-"""Who is in a group this round, compared with the last one (seed 004's leader memory).
+"""Who is in a group this round, compared with the last one (the leader's memory of incremental
+cooperative rebalancing, KIP-429 / KIP-441).
 
 Shared by consumer groups and Streams applications: newcomers, members returning within
 their grace, members that vanished (held for the grace, or gone), and members leaving on

@@ -1,4 +1,4 @@
-"""`/v1/groups`: groups as a resource (contract section 4). Opens the database when the app
+"""`/v1/groups`: groups as a resource (docs/wire-format.md, group state). Opens the database when the app
 starts (migrating it) and closes it when the app stops."""
 
 from __future__ import annotations

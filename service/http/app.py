@@ -48,7 +48,7 @@ ASSIGN_ERRORS: dict[int | str, dict[str, Any]] = {
 @assign.post(
     "/consumer",
     response_model=ConsumerSolution,
-    summary="Assign a consumer group's partitions (contract section 1)",
+    summary="Assign a consumer group's partitions (docs/wire-format.md, consumer assignment)",
     responses=ASSIGN_ERRORS,
 )
 async def assign_consumer(request: Request) -> Response:
@@ -58,7 +58,7 @@ async def assign_consumer(request: Request) -> Response:
 @assign.post(
     "/streams",
     response_model=StreamsSolution,
-    summary="Assign a Kafka Streams application's tasks (contract section 2)",
+    summary="Assign a Kafka Streams application's tasks (docs/wire-format.md, Streams assignment)",
     responses=ASSIGN_ERRORS,
 )
 async def assign_streams(request: Request) -> Response:

@@ -11,7 +11,7 @@ The network (solvers/consumer/flow.py) has one arc per (pool, eligible member) a
 groups' eligible members, and the distinct (member, topic) pairs among the reported claims
 (sorted by member, topic), capped by the units.
 
-Calibrated (session 25) with the Kafka-like layouts of `bench/layouts.py`, unequal
+Calibrated (2026-11-23) with the Kafka-like layouts of `bench/layouts.py`, unequal
 subscriptions, 93 networks from 10k x 1,000 to 1M x 2,000 (every layout, leave / join /
 partitions added, 100-5,000 members), the CPU time of classes, flow and answer's counts on a quiet
 2-core machine: about 4 ms + 2.0 us per arc + 0.07 us per unit (relative least squares; single

@@ -1,6 +1,6 @@
 """KIP-54's sticky heuristic (Kafka's AbstractStickyAssignor, general path), over units.
 
-The six steps of seed 000, as Kafka and kafka-python run them:
+The six steps of KIP-54, as Kafka and kafka-python run them:
   1. keep current claims that are still valid (resolved by generation, KIP-341);
   2. give each unassigned partition to the least-loaded consumer that can take it;
   3. (fixed partitions and consumers are kept in place: here they never move anyway);

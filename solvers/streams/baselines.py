@@ -1,4 +1,4 @@
-"""Streams baselines: seed 001's sorted round robin (`greedy`) and a sticky heuristic that is
+"""Streams baselines: KAFKA-10121's sorted round robin (`greedy`) and a sticky heuristic that is
 also the time-limit fallback (`sticky`)."""
 
 from __future__ import annotations

@@ -48,8 +48,8 @@ def test_partition_counts_stay_within_the_byte_ledgers_bound(results: dict[str, 
     is at most a batch (it ends earlier at a batch boundary once half full), so no partition gets
     more than two batches' bytes ahead of another, however long the run. On a real broker the
     sender drains batches while a burst is still being appended, so stints vary (82-164 records
-    measured, where tansu gave exactly 100), and at 20,000 records a single stint is up to 10% of
-    a partition's mean: the issue's 5%-of-the-mean target holds at its 100,000 records
+    measured), and at 20,000 records a single stint is up to 10% of
+    a partition's mean: the 5%-of-the-mean target holds at its 100,000 records
     (`python -m bench.broker.partitioner`, bench/RESULTS.md), not at this test's 20,000."""
     counts = results["ours"]["counts"]
     assert (max(counts) - min(counts)) * RECORD_BYTES <= 2 * BATCH_SIZE

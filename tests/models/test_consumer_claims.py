@@ -1,5 +1,5 @@
 """Claim resolution's warnings name what they ignore: counts per reason, then the first few
-ignored claims with member, topic, partition and reason (issue 18, item 3)."""
+ignored claims with member, topic, partition and reason."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The consumer validators shown wrong answers: each test breaks a correct answer in exactly
-one way (one rule of the contract's section 1) and asserts that `validate_consumer_solution`
+one way (one rule of docs/wire-format.md's consumer assignment) and asserts that `validate_consumer_solution`
 or `unit_violations` names it. A validator that always said "valid" fails every test here."""
 
 from __future__ import annotations

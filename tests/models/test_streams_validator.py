@@ -1,5 +1,5 @@
 """The Streams validator shown wrong answers: each test breaks a correct answer in exactly one
-way (one rule of the contract's section 2) and asserts that the validator names it. A validator
+way (one rule of docs/wire-format.md's Streams assignment) and asserts that the validator names it. A validator
 that always said "valid" fails every test here."""
 
 from __future__ import annotations

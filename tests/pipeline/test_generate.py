@@ -1,4 +1,4 @@
-"""Synthetic inputs: seeded, within the shapes the issue names, and every row fits the contract."""
+"""Synthetic inputs: seeded, within the fleet's documented shapes, and every row fits the contract."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Size limits by cost, against a real `stickyd serve` with the shipped limits: what a request will
 cost (tasks x replicas, subtopologies x clients, member x topic subscriptions) is checked after
 parsing and before any model is built or solved, and a request over a limit gets 413 naming the
-field and the setting, within a second, with the service healthy afterwards. The two Streams
-bodies of issue 16 (175 KB: 2M tasks with 2 standbys; 723 KB: 20k subtopologies) are among them."""
+field and the setting, within a second, with the service healthy afterwards. Two small Streams
+bodies of very costly requests (175 KB: 2M tasks with 2 standbys; 723 KB: 20k subtopologies) are among them."""
 
 from __future__ import annotations
 

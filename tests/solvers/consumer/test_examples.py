@@ -36,7 +36,7 @@ def test_baselines_answer_validly_and_never_claim_optimality(name: str, strategy
 
 
 def test_kip54_sticky_keeps_everything_when_a_member_leaves_equal_subscriptions() -> None:
-    """Seed 000's example: after C1 leaves, C0 and C2 keep what they had."""
+    """KIP-54's example: after C1 leaves, C0 and C2 keep what they had."""
     problem = load_example("consumer-kip54-equal.json")
     problem["options"] = {"strategy": "sticky"}
     solution = solve_consumer(problem)
@@ -45,7 +45,7 @@ def test_kip54_sticky_keeps_everything_when_a_member_leaves_equal_subscriptions(
 
 
 def test_kafka10121_join_moves_two_not_four() -> None:
-    """Seed 001's example as a consumer group: the join moves 2 where round robin moves 4."""
+    """KAFKA-10121's example as a consumer group: the join moves 2 where round robin moves 4."""
     problem = load_example("consumer-kafka10121-join.json")
     assert solve_consumer(problem).stats.moves == 2
     problem["options"] = {"strategy": "roundrobin"}

@@ -40,9 +40,8 @@ def mixed_join_group(members: int, topics: int, reads: int, pairs: int, seed: in
 
 
 def test_the_issues_300_member_join_group_is_proven_without_a_fallback() -> None:
-    """Issue 17's case: 300 members each reading 40 of 200 topics plus two co-partitioned pairs
-    fell back after 9.3 s; the split relaxation (a flow) now proves the KIP-54 loads even and
-    the answer optimal."""
+    """300 members each reading 40 of 200 topics plus two co-partitioned pairs: the split
+    relaxation (a flow) proves the KIP-54 loads even and the answer optimal, without a fallback."""
     problem = mixed_join_group(300, 200, 40, 2)
     solution = solve_consumer(problem)
     assert_valid(problem, solution)

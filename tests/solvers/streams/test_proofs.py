@@ -20,7 +20,7 @@ from tests.solvers.streams.reference import reference_streams
 EVENTS = ["join", "leave", "scale-out", "restart", "racks", "unequal capacities"]
 CASES = 100
 PROVEN_SHARE = 0.99
-"""The issue's target, for every event (the flow relaxations and the linear programme alone
+"""The share of cases proven optimal, for every event (the flow relaxations and the linear programme alone
 left a leave at 96 of these 100: one standby move of gap when the leaving client's standbys are
 re-homed; the integer programme on task classes closes it)."""
 

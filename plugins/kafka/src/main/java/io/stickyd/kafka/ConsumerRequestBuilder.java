@@ -13,8 +13,8 @@ import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
 import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
 
 /**
- * Turns the group coordinator's view of a consumer group into a stickyd consumer request (contract
- * section 1). Topic keys are the topic ids (the coordinator does not pass names). The current target
+ * Turns the group coordinator's view of a consumer group into a stickyd consumer request
+ * (docs/wire-format.md, consumer assignment). Topic keys are the topic ids (the coordinator does not pass names). The current target
  * assignment is the members' {@code owned} partitions; it is the coordinator's own record, so no
  * generations are sent. Partition racks (KIP-881) are sent only when some member has a rack.
  */

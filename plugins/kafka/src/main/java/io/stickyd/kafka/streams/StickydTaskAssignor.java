@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A KIP-924 task assignor ({@code task.assignor.class}) that asks stickyd for a 100% balanced
- * assignment with the most overlap with the previous one (the contract's section 2).
+ * assignment with the most overlap with the previous one (docs/wire-format.md, Streams assignment).
  *
  * <p>Priority order, as the service applies it: every active task assigned once; the active, the
  * stateful (active + standby) and every subtopology's active counts balanced by capacity (stream

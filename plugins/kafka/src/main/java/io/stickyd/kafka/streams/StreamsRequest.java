@@ -10,7 +10,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * The contract's Streams request (section 2) built from plain values, so that both Kafka APIs
+ * The Streams request of docs/wire-format.md built from plain values, so that both Kafka APIs
  * (KIP-924's {@code ApplicationState} and KIP-1071's {@code GroupSpec}) map onto one builder.
  *
  * <p>Tasks are named {@code <subtopology>_<partition>} as in Kafka. A client's lags list only the
