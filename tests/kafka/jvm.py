@@ -7,7 +7,7 @@ per process, the `java` command line, and starting and stopping (SIGTERM, SIGKIL
     stop_java(process, grace_s=15.0)
 
 Used by the test broker (`tests.kafka.apache_kafka`), the Streams application instances
-(`tests.kafka.streams_app`) and the JVM benchmarks (`bench.streams_kafka`, `bench.kafka_assignors`)."""
+(`tests.kafka.streams.streams_app`) and the JVM benchmarks (`bench.streams_kafka`, `bench.kafka_assignors`)."""
 
 from __future__ import annotations
 

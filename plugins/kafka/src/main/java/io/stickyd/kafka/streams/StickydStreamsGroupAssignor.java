@@ -54,6 +54,8 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
 
     private static final Logger LOG = LoggerFactory.getLogger(StickydStreamsGroupAssignor.class);
     private static final Outage OUTAGE = new Outage("Kafka streams group task assignor");
+    // the broker may configure several instances with the same properties: logged once per change
+    private static volatile String lastConfigured = "";
 
     private final StickyTaskAssignor fallback = new StickyTaskAssignor();
     private volatile StickydHttpClient endpoint;
@@ -68,9 +70,14 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
 
     @Override
     public void configure(Map<String, ?> configs) {
-        endpoint = StickydHttpClient.fromConfig(configs, System.getenv());
-        LOG.info("stickyd streams group assignor asks {} with a {} ms deadline", endpoint.baseUrl(), endpoint.timeoutMs());
-        endpoint.warmUp();
+        StickydHttpClient configured = StickydHttpClient.fromConfig(configs, System.getenv());
+        endpoint = configured;
+        String described = configured.baseUrl() + " with a " + configured.timeoutMs() + " ms deadline";
+        if (!described.equals(lastConfigured)) {
+            lastConfigured = described;
+            LOG.info("stickyd streams group assignor asks {}", described);
+            configured.warmUp();
+        }
     }
 
     @Override

@@ -21,7 +21,7 @@ from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, C
 from stickyd.cli.child_service import ServiceProcess, running_service
 from tests.kafka.apache_kafka import ApacheKafka, apache_kafka_broker
 from tests.kafka.jvm import kafka_jars_built
-from tests.kafka.streams_app import PARTITIONS, StreamsApp, streams_app
+from tests.kafka.streams.streams_app import PARTITIONS, StreamsApp, streams_app
 
 ASSIGNOR_CLASS = "io.stickyd.kafka.streams.StickydStreamsGroupAssignor"
 TASKS = {f"{s}_{p}" for s in ("0", "1") for p in range(PARTITIONS)}

@@ -1,7 +1,7 @@
 """StickydStreamsGroupAssignor, the broker-side streams task assignor (KIP-1071 groups, KIP-1357
 interface), driven directly in a JVM through the public interfaces (`GroupAssignorDriver`) against
 a real `stickyd serve`: the exact mapping on a hand-made group. The same class inside a real
-broker is tested in tests/kafka/test_streams_group_broker.py."""
+broker is tested in tests/kafka/streams/test_streams_group_broker.py."""
 
 from __future__ import annotations
 
