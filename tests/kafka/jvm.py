@@ -45,6 +45,12 @@ def kafka_jars_built() -> bool:
     return PLUGIN_JAR.is_file() and any(KAFKA_LIBS.glob("kafka_2.13-*.jar"))
 
 
+def kafka_version() -> str:
+    """The Apache Kafka release the Maven build copied (the test broker's), e.g. "4.4.0"."""
+    jars = sorted(KAFKA_LIBS.glob("kafka_2.13-*.jar"))
+    return jars[0].name.removeprefix("kafka_2.13-").removesuffix(".jar") if jars else "(not built)"
+
+
 def write_log4j2(folder: Path, log: Path, info_loggers: Mapping[str, str] | None = None) -> Path:
     """A log4j2 configuration in `folder`: WARN and up to `log`, io.stickyd at INFO, and each of
     `info_loggers` (short name -> logger name) at INFO too."""
