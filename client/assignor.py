@@ -19,7 +19,6 @@ contract's `revoke`/`target` describe.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from typing import Any
@@ -27,31 +26,23 @@ from typing import Any
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
-from stickyd.client.fallback import assign_consumer_or_solve
+from stickyd.client.consumer_mapping import (
+    consumer_problem,
+    decode_user_data,
+    encode_user_data,
+    member_entry,
+    sorted_parts,
+)
+from stickyd.client.fallback import Outage
 from stickyd.models import ConsumerSolution
 from stickyd.solvers.time_policy import ASSIGNOR_FALLBACK_TIME_LIMIT_MS, ASSIGNOR_TIME_LIMIT_MS, ASSIGNOR_TIMEOUT_MS
 
+__all__ = ["CooperativeStickydAssignor", "StickydAssignor", "decode_user_data", "encode_user_data"]
+
 log = logging.getLogger(__name__)
 
-USER_DATA_VERSION = 1
 SUBSCRIPTION_VERSION = 1
 """v1 adds OwnedPartitions, which Kafka's own cooperative assignors read too."""
-
-
-def encode_user_data(owned: dict[str, list[int]], generation: int, rack: str | None) -> bytes:
-    return json.dumps({"v": USER_DATA_VERSION, "owned": owned, "generation": generation, "rack": rack}).encode()
-
-
-def decode_user_data(raw: bytes | None) -> dict[str, Any]:
-    """What a member reported; anything unreadable counts as a fresh member."""
-    if not raw:
-        return {}
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        log.warning("ignoring unreadable stickyd user data")
-        return {}
-    return data if isinstance(data, dict) and data.get("v") == USER_DATA_VERSION else {}
 
 
 class StickydAssignor(AbstractPartitionAssignor):
@@ -78,10 +69,14 @@ class StickydAssignor(AbstractPartitionAssignor):
         # per-instance state (KIP-341): what this member owns and since which generation
         self.owned: dict[str, list[int]] = {}
         self.generation = -1
-        self.fallbacks = 0
         self.last_solution: ConsumerSolution | None = None
-        self._outage = False
+        self.outage = Outage(log)
         self._lock = threading.Lock()
+
+    @property
+    def fallbacks(self) -> int:
+        """Assignments this member made in-process, as group leader, because stickyd did not answer."""
+        return self.outage.fallbacks
 
     def supported_protocols(self) -> list[RebalanceProtocol]:
         return [RebalanceProtocol.EAGER]
@@ -107,52 +102,27 @@ class StickydAssignor(AbstractPartitionAssignor):
 
     def problem(self, cluster: Any, members: list[Any]) -> dict[str, Any]:
         """The contract problem for this JoinGroup round."""
-        topics: dict[str, int] = {}
-        group: list[dict[str, Any]] = []
+        entries = []
         for member in members:
             metadata = member.metadata
-            for topic in metadata.topics:
-                partitions = cluster.partitions_for_topic(topic)
-                if partitions is not None:
-                    topics[topic] = len(partitions)
-            data = decode_user_data(metadata.user_data)
-            owned = data.get("owned")
-            if not isinstance(owned, dict):
-                owned = {tp.topic: list(tp.partitions) for tp in getattr(metadata, "owned_partitions", None) or ()}
-            entry: dict[str, Any] = {"id": member.member_id, "topics": sorted(metadata.topics), "owned": owned}
-            if isinstance(data.get("generation"), int) and data["generation"] >= -1:
-                entry["generation"] = data["generation"]
-            if isinstance(data.get("rack"), str) and data["rack"]:
-                entry["rack"] = data["rack"]
-            group.append(entry)
+            owned = {tp.topic: list(tp.partitions) for tp in getattr(metadata, "owned_partitions", None) or ()}
+            entries.append(member_entry(member.member_id, metadata.topics, metadata.user_data, owned))
         options = {"strategy": self.strategy, "time_limit_ms": self.time_limit_ms, "protocol": self.protocol}
-        return {"topics": topics, "members": group, "options": options}
+        return consumer_problem(entries, lambda topic: _partition_count(cluster, topic), options)
 
     def assign(self, cluster: Any, members: list[Any]) -> dict[str, ConsumerProtocolAssignment]:
         problem = self.problem(cluster, members)
-        solution = self._ask_service(problem)
+        solution = self.outage.ask(self.url, problem, self.timeout_ms / 1000, self.fallback_time_limit_ms)
         self.last_solution = solution
         return {
-            member_id: ConsumerProtocolAssignment(
-                SUBSCRIPTION_VERSION, sorted((t, sorted(p)) for t, p in parts.items()), b""
-            )
+            member_id: ConsumerProtocolAssignment(SUBSCRIPTION_VERSION, sorted_parts(parts), b"")
             for member_id, parts in solution.assignment.items()
         }
 
-    def _ask_service(self, problem: dict[str, Any]) -> ConsumerSolution:
-        solution, error = assign_consumer_or_solve(
-            self.url, problem, self.timeout_ms / 1000, self.fallback_time_limit_ms
-        )
-        if error is not None:  # the group rebalanced anyway, in-process
-            self.fallbacks += 1
-            if not self._outage:
-                log.warning("stickyd at %s unavailable (%s); assigning in-process until it is back", self.url, error)
-            self._outage = True
-            return solution
-        if self._outage:
-            log.info("stickyd at %s answers again", self.url)
-        self._outage = False
-        return solution
+
+def _partition_count(cluster: Any, topic: str) -> int | None:
+    partitions = cluster.partitions_for_topic(topic)
+    return None if partitions is None else len(partitions)
 
 
 class CooperativeStickydAssignor(StickydAssignor):

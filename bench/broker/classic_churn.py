@@ -25,6 +25,7 @@ from stickyd.cli.child_service import running_service
 from stickyd.client.assignor import StickydAssignor
 from tests.kafka.apache_kafka import apache_kafka_broker
 from tests.kafka.harness import Member
+from tests.kafka.jvm import kafka_version
 
 START = 12
 GROWN = 18
@@ -127,7 +128,8 @@ def main() -> None:
         "Consumer-group churn on a real broker",
         "\n".join(
             [
-                f"Apache Kafka 4.3 (one KRaft node on 127.0.0.1, classic protocol), one topic of {START} partitions",
+                f"Apache Kafka {kafka_version()} (one KRaft node on 127.0.0.1, classic protocol), "
+                f"one topic of {START} partitions",
                 f"({GROWN} after `partitions added`), kafka-python 3.x consumers with session_timeout_ms=2000 and",
                 "poll(timeout_ms=5000) (README: kafka-python's leader and metadata rejoins). Start: two members",
                 "(one of them in a process that `kill` SIGKILLs).",

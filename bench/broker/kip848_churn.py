@@ -1,10 +1,10 @@
-"""Consumer-group churn on a real Apache Kafka 4.3 broker with the KIP-848 consumer protocol: the
-server-side assignors `stickyd` (the plug-in, asking a real `stickyd serve`), `uniform` and `range`
-through one scripted sequence (join, join, leave, kill, join, partitions added) on one topic,
-reporting partitions moved per step and seconds until the coordinator and every member agree on a
-stable assignment. The member that is killed (SIGKILL: no leave) runs in its own process
-(`tests.kafka.consumer_process`); it joined at the second step. Needs `mvn -f plugins/kafka/pom.xml
-package`.
+"""Consumer-group churn on a real Apache Kafka broker (the release plugins/kafka builds against) with
+the KIP-848 consumer protocol: the server-side assignors `stickyd` (the plug-in, asking a real
+`stickyd serve`), `uniform` and `range` through one scripted sequence (join, join, leave, kill, join,
+partitions added) on one topic, reporting partitions moved per step and seconds until the
+coordinator and every member agree on a stable assignment. The member that is killed (SIGKILL: no
+leave) runs in its own process (`tests.kafka.consumer_process`); it joined at the second step. Needs
+`mvn -f plugins/kafka/pom.xml package`.
 
     python -m bench.broker.kip848_churn
 """
@@ -20,6 +20,7 @@ from stickyd.cli.child_service import running_service
 from tests.kafka.apache_kafka import apache_kafka_broker, stickyd_broker_properties
 from tests.kafka.consumer_process import MemberProcess
 from tests.kafka.consumer_protocol import TP, Member, settle
+from tests.kafka.jvm import kafka_version
 from tests.kafka.switchboard import Switchboard
 
 START = 12
@@ -90,7 +91,7 @@ def main() -> None:
     finally:
         board.close()
     write_section(
-        "Consumer-group churn on Apache Kafka 4.3 (KIP-848 consumer protocol)",
+        f"Consumer-group churn on Apache Kafka {kafka_version()} (KIP-848 consumer protocol)",
         "\n".join(
             [
                 "One KRaft broker on 127.0.0.1 (tests/kafka/apache_kafka.py: heartbeat 1 s, stickyd.timeout.ms 500),",

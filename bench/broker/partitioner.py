@@ -71,6 +71,7 @@ PEERS = {
 
 def main() -> None:
     from tests.kafka.apache_kafka import apache_kafka_broker
+    from tests.kafka.jvm import kafka_version
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -97,7 +98,7 @@ def main() -> None:
         "\n".join(
             [
                 f"{records:,} null-key records of {RECORD_BYTES} bytes to a {PARTITIONS}-partition topic on",
-                "Apache Kafka 4.3 (one KRaft node on 127.0.0.1),",
+                f"Apache Kafka {kafka_version()} (one KRaft node on 127.0.0.1),",
                 f"linger_ms=0, bursts of {BURST} with flush() after each. Records per batch = batch-size-avg /",
                 "(byte-rate / record-send-rate) from kafka-python's metrics; counts from the broker's",
                 "acknowledgements.",

@@ -27,7 +27,7 @@ from pathlib import Path
 from bench.results import write_section
 from stickyd.cli.child_service import running_service
 from tests.kafka.apache_kafka import apache_kafka_broker
-from tests.kafka.streams_app import StreamsApp
+from tests.kafka.streams.streams_app import StreamsApp
 
 ASSIGNORS = {
     "stickyd": "stickyd (KIP-924)",

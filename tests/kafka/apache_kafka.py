@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stickyd.cli.child_service import free_port
-from tests.kafka.jvm import PLUGIN_JAR, java_command, kafka_jars_built, start_java, stop_java, write_log4j2
+from tests.kafka.jvm import CLASSPATH, PLUGIN_JAR, java_command, kafka_jars_built, start_java, stop_java, write_log4j2
 
 READY_LINE = "Kafka Server started"
 
@@ -86,10 +86,12 @@ def apache_kafka_broker(
     env: Mapping[str, str] | None = None,
     startup_s: float = 90.0,
     heap: str = "-Xmx512m",
+    classpath: str = CLASSPATH,
 ) -> Iterator[ApacheKafka]:
     """Formats KRaft storage in a temporary folder, starts `kafka.Kafka` on free loopback ports with
     TEST_PROPERTIES plus `extra_properties` (which win), waits for the server's start line, and on exit
-    stops the broker's whole process group (SIGTERM, then SIGKILL)."""
+    stops the broker's whole process group (SIGTERM, then SIGKILL). `classpath`: Kafka's jars and the
+    plug-in (another Kafka release's jars to run an older broker)."""
     if not kafka_jars_built():
         raise RuntimeError(f"Kafka jars not built: run `mvn -q -B -f plugins/kafka/pom.xml package` ({PLUGIN_JAR})")
     with tempfile.TemporaryDirectory(prefix="apache-kafka-") as tmp:
@@ -116,13 +118,19 @@ def apache_kafka_broker(
         cluster_id = urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         storage_tool = ["kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(config)]
         formatted = subprocess.run(
-            java_command(*storage_tool, heap=heap, log4j=log4j), capture_output=True, text=True, timeout=180
+            java_command(*storage_tool, classpath=classpath, heap=heap, log4j=log4j),
+            capture_output=True,
+            text=True,
+            timeout=180,
         )
         if formatted.returncode != 0:
             raise RuntimeError(f"kafka-storage format failed: {formatted.stdout[-2000:]} {formatted.stderr[-2000:]}")
         stdout = folder / "stdout.log"
         child = start_java(
-            java_command("kafka.Kafka", str(config), heap=heap, log4j=log4j), stdout, env=env, own_group=True
+            java_command("kafka.Kafka", str(config), classpath=classpath, heap=heap, log4j=log4j),
+            stdout,
+            env=env,
+            own_group=True,
         )
         broker = ApacheKafka(bootstrap=f"127.0.0.1:{port}", pid=child.pid, log=log, properties=properties)
         try:

@@ -7,7 +7,7 @@ per process, the `java` command line, and starting and stopping (SIGTERM, SIGKIL
     stop_java(process, grace_s=15.0)
 
 Used by the test broker (`tests.kafka.apache_kafka`), the Streams application instances
-(`tests.kafka.streams_app`) and the JVM benchmarks (`bench.streams_kafka`, `bench.kafka_assignors`)."""
+(`tests.kafka.streams.streams_app`) and the JVM benchmarks (`bench.streams_kafka`, `bench.kafka_assignors`)."""
 
 from __future__ import annotations
 
@@ -43,6 +43,12 @@ logger.stickyd.level = info
 
 def kafka_jars_built() -> bool:
     return PLUGIN_JAR.is_file() and any(KAFKA_LIBS.glob("kafka_2.13-*.jar"))
+
+
+def kafka_version() -> str:
+    """The Apache Kafka release the Maven build copied (the test broker's), e.g. "4.4.0"."""
+    jars = sorted(KAFKA_LIBS.glob("kafka_2.13-*.jar"))
+    return jars[0].name.removeprefix("kafka_2.13-").removesuffix(".jar") if jars else "(not built)"
 
 
 def write_log4j2(folder: Path, log: Path, info_loggers: Mapping[str, str] | None = None) -> Path:

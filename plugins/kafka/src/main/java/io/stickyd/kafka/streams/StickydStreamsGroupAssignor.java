@@ -5,55 +5,60 @@ import io.stickyd.kafka.StickydHttpClient;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import org.apache.kafka.coordinator.group.streams.assignor.AssignmentMemberSpec;
-import org.apache.kafka.coordinator.group.streams.assignor.GroupAssignment;
-import org.apache.kafka.coordinator.group.streams.assignor.GroupSpec;
-import org.apache.kafka.coordinator.group.streams.assignor.MemberAssignment;
+import java.util.function.Function;
+import org.apache.kafka.common.Configurable;
+import org.apache.kafka.coordinator.group.api.streams.assignor.GroupAssignment;
+import org.apache.kafka.coordinator.group.api.streams.assignor.GroupSpec;
+import org.apache.kafka.coordinator.group.api.streams.assignor.MemberAssignment;
+import org.apache.kafka.coordinator.group.api.streams.assignor.MemberAssignmentState;
+import org.apache.kafka.coordinator.group.api.streams.assignor.TaskAssignor;
+import org.apache.kafka.coordinator.group.api.streams.assignor.TaskAssignorException;
+import org.apache.kafka.coordinator.group.api.streams.assignor.TopologyDescriber;
 import org.apache.kafka.coordinator.group.streams.assignor.StickyTaskAssignor;
-import org.apache.kafka.coordinator.group.streams.assignor.TaskAssignor;
-import org.apache.kafka.coordinator.group.streams.assignor.TaskAssignorException;
-import org.apache.kafka.coordinator.group.streams.assignor.TaskId;
-import org.apache.kafka.coordinator.group.streams.assignor.TopologyDescriber;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A KIP-1071 broker-side streams task assignor (the group coordinator's streams
- * {@link TaskAssignor}) that asks stickyd, with the same priority order as
+ * The broker-side streams task assignor {@code stickyd} (KIP-1071 streams groups, on the public
+ * KIP-1357 {@link TaskAssignor} interface of Kafka 4.4), with the same priority order as
  * {@link StickydTaskAssignor}: every active task once; active, stateful and per-subtopology counts
  * balanced by capacity; then the fewest stateful active moves, then the fewest standby moves.
+ *
+ * <p>Install: the jar in the broker's {@code libs/}, this class in {@code group.streams.assignors}
+ * (first to make it the default, else groups choose it with the group config
+ * {@code streams.assignor.name=stickyd}), and {@code stickyd.url} / {@code stickyd.timeout.ms} /
+ * {@code stickyd.token} in the broker properties (else {@code STICKYD_URL}, ... in its environment).
  *
  * <p>Mapping: one contract client per process id, capacity = its members (stream threads); its
  * previous active tasks, and standby plus warm-up tasks as standbys; lags from the changelog offsets
  * the members report ({@code taskEndOffsets - taskOffsets}); the member's rack;
- * {@code num.standby.replicas} from the group's assignment configs. The process's tasks are then
- * dealt to its members: each task stays on the member that had it while that member is under its
- * even share, the rest go to the member with the fewest.
+ * {@code num.standby.replicas}. The answer's {@code target} is returned: the coordinator itself
+ * places warm-up tasks while it reconciles toward it, so the request asks for none. Each process's
+ * tasks are dealt to its members: a task stays on the member that had it while that member is under
+ * its even share, the rest go to the member with the fewest.
  *
- * <p>Warm-ups: the interface has no follow-up (probing) rebalance, and Kafka up to 4.3 sends no
- * {@code max.warmup.replicas} / {@code acceptable.recovery.lag} to assignors, so unless the
- * assignment configs carry both, the members run the answer's {@code target} at once (no warm-ups).
- *
- * <p>Configuration: {@code STICKYD_URL} / {@code STICKYD_TIMEOUT_MS} in the broker's environment
- * (the interface has no configure step). On timeout, error or an answer that does not fit, Kafka's
- * built-in {@code sticky} assignor assigns; logged once per outage and counted ({@link #fallbacks()}).
- *
- * <p>Kafka 4.1 to 4.3 have this interface but no broker setting to select another assignor than the
- * built-in {@code sticky}; this class is ready for a release that has one.
+ * <p>The request has one strict deadline ({@code stickyd.timeout.ms}). On a timeout, an error
+ * status or an answer that does not fit (a task missing, twice active, unknown, or a standby beside
+ * its active), Kafka's built-in {@code sticky} assignor assigns; logged once per outage and counted
+ * ({@link #fallbacks()}). Thread-safe, as the interface requires: no state per call beyond the
+ * immutable client and the process-wide outage record.
  */
-public class StickydStreamsGroupAssignor implements TaskAssignor {
+public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
+    public static final String NAME = "stickyd";
+
     private static final Logger LOG = LoggerFactory.getLogger(StickydStreamsGroupAssignor.class);
-    private static final Outage OUTAGE = new Outage("Kafka streams group (KIP-1071) task assignor");
+    private static final Outage OUTAGE = new Outage("Kafka streams group task assignor");
+    // the broker may configure several instances with the same properties: logged once per change
+    private static volatile String lastConfigured = "";
 
     private final StickyTaskAssignor fallback = new StickyTaskAssignor();
-    private final StickydHttpClient endpoint;
+    private volatile StickydHttpClient endpoint;
 
     public StickydStreamsGroupAssignor() {
         this(StickydHttpClient.fromConfig(Map.of(), System.getenv()));
@@ -64,8 +69,25 @@ public class StickydStreamsGroupAssignor implements TaskAssignor {
     }
 
     @Override
+    public void configure(Map<String, ?> configs) {
+        StickydHttpClient configured = StickydHttpClient.fromConfig(configs, System.getenv());
+        endpoint = configured;
+        String described = configured.baseUrl() + " with a " + configured.timeoutMs() + " ms deadline";
+        if (!described.equals(lastConfigured)) {
+            lastConfigured = described;
+            LOG.info("stickyd streams group assignor asks {}", described);
+            configured.warmUp();
+        }
+    }
+
+    @Override
     public String name() {
-        return "stickyd";
+        return NAME;
+    }
+
+    @Override
+    public String toString() {
+        return NAME;
     }
 
     /** Fallbacks to Kafka's built-in assignor in this JVM since it started. */
@@ -75,86 +97,111 @@ public class StickydStreamsGroupAssignor implements TaskAssignor {
 
     @Override
     public GroupAssignment assign(GroupSpec groupSpec, TopologyDescriber topology) throws TaskAssignorException {
+        StickydHttpClient stickyd = endpoint;
         GroupAssignment assignment;
         try {
-            assignment = solve(groupSpec, topology);
+            assignment = solve(stickyd, groupSpec, topology);
         } catch (IOException | RuntimeException e) {
-            OUTAGE.fellBack(LOG, endpoint.baseUrl().toString(), e);
+            OUTAGE.fellBack(LOG, stickyd.baseUrl().toString(), e);
             return fallback.assign(groupSpec, topology);
         }
-        OUTAGE.answered(LOG, endpoint.baseUrl().toString());
+        OUTAGE.answered(LOG, stickyd.baseUrl().toString());
         return assignment;
     }
 
-    private GroupAssignment solve(GroupSpec groupSpec, TopologyDescriber topology) throws IOException {
-        Map<String, String> configs = groupSpec.assignmentConfigs();
-        String maxWarmups = configs.get("max.warmup.replicas");
-        String acceptableLag = configs.get("acceptable.recovery.lag");
-        boolean warmups = maxWarmups != null && acceptableLag != null;
-        StreamsRequest request = new StreamsRequest(
-                Integer.parseInt(configs.getOrDefault("num.standby.replicas", "0").trim()),
-                warmups ? Integer.parseInt(maxWarmups.trim()) : 0,
-                warmups ? Long.parseLong(acceptableLag.trim()) : 0L);
+    private static GroupAssignment solve(StickydHttpClient stickyd, GroupSpec groupSpec, TopologyDescriber topology)
+            throws IOException {
+        StreamsRequest request = new StreamsRequest(groupSpec.configs().numStandbyReplicas(), 0, 0L);
+        Set<String> tasks = new TreeSet<>();
         for (String subtopology : topology.subtopologies()) {
             boolean stateful = topology.isStateful(subtopology);
-            int partitions = topology.maxNumInputPartitions(subtopology);
-            for (int p = 0; p < partitions; p++) {
+            for (int p = 0; p < topology.maxNumInputPartitions(subtopology); p++) {
                 request.addTask(subtopology, p, stateful);
+                tasks.add(StreamsRequest.taskName(subtopology, p));
             }
         }
         Map<String, List<String>> membersOf = new TreeMap<>();
-        groupSpec.members().forEach((memberId, member) ->
-                membersOf.computeIfAbsent(member.processId(), k -> new ArrayList<>()).add(memberId));
+        for (String memberId : groupSpec.memberIds()) {
+            membersOf.computeIfAbsent(groupSpec.memberMetadata(memberId).processId(), k -> new ArrayList<>()).add(memberId);
+        }
         membersOf.values().forEach(list -> list.sort(null));
-        for (Map.Entry<String, List<String>> process : membersOf.entrySet()) {
-            addProcess(request, process.getKey(), process.getValue(), groupSpec.members());
+        membersOf.forEach((processId, memberIds) -> addProcess(request, processId, memberIds, groupSpec, tasks));
+        JsonNode response = stickyd.post(StickydTaskAssignor.PATH, request.toJson(StickydTaskAssignor.solveTimeLimitMs(stickyd)));
+        Map<String, SortedSet<String>> active = new TreeMap<>();
+        Map<String, SortedSet<String>> standby = new TreeMap<>();
+        for (String processId : membersOf.keySet()) {
+            active.put(processId, targetOf(response, processId, "active"));
+            standby.put(processId, targetOf(response, processId, "standby"));
         }
-        JsonNode response = endpoint.post(StickydTaskAssignor.PATH, request.toJson(StickydTaskAssignor.solveTimeLimitMs(endpoint)));
-        StreamsAnswer answer = StreamsAnswer.fromJson(response, membersOf.keySet());
+        checkFits(tasks, active, standby);
         Map<String, MemberAssignment> out = new HashMap<>();
-        for (Map.Entry<String, List<String>> process : membersOf.entrySet()) {
-            String pid = process.getKey();
-            SortedSet<String> active = warmups ? answer.active().get(pid) : targetOf(response, pid, "active");
-            SortedSet<String> standby =
-                    new TreeSet<>(warmups ? answer.standby().get(pid) : targetOf(response, pid, "standby"));
-            SortedSet<String> warm = warmups ? answer.warmups().get(pid) : new TreeSet<>();
-            standby.removeAll(warm);
-            dealToMembers(process.getValue(), groupSpec.members(), active, standby, warm, out);
-        }
+        membersOf.forEach((processId, memberIds) ->
+                dealToMembers(memberIds, groupSpec, active.get(processId), standby.get(processId), out));
         return new GroupAssignment(out);
     }
 
     private static void addProcess(
-            StreamsRequest request, String processId, List<String> memberIds, Map<String, AssignmentMemberSpec> members) {
+            StreamsRequest request, String processId, List<String> memberIds, GroupSpec groupSpec, Set<String> tasks) {
         SortedSet<String> active = new TreeSet<>();
         SortedSet<String> standby = new TreeSet<>();
         Map<String, Long> lags = new HashMap<>();
         String rack = null;
         for (String memberId : memberIds) {
-            AssignmentMemberSpec member = members.get(memberId);
-            active.addAll(names(member.activeTasks()));
-            standby.addAll(names(member.standbyTasks()));
-            standby.addAll(names(member.warmupTasks()));
-            member.taskEndOffsets().forEach((task, end) -> {
-                Long offset = member.taskOffsets().get(task);
+            MemberAssignmentState state = groupSpec.memberAssignmentState(memberId);
+            active.addAll(names(state.activeTasks()));
+            standby.addAll(names(state.standbyTasks()));
+            standby.addAll(names(state.warmupTasks()));
+            state.taskEndOffsets().forEach((subtopology, ends) -> ends.forEach((partition, end) -> {
+                Long offset = state.taskOffsets().getOrDefault(subtopology, Map.of()).get(partition);
                 if (offset != null && offset >= 0 && end != null && end >= 0) {
-                    lags.merge(name(task), Math.max(0L, end - offset), Math::min);
+                    lags.merge(StreamsRequest.taskName(subtopology, partition), Math.max(0L, end - offset), Math::min);
                 }
-            });
-            rack = rack != null ? rack : member.rackId().orElse(null);
+            }));
+            rack = rack != null ? rack : groupSpec.memberMetadata(memberId).rackId().orElse(null);
         }
+        // a task that left the topology, or that the process runs as active, is not its standby
+        active.retainAll(tasks);
+        standby.retainAll(tasks);
         standby.removeAll(active);
+        lags.keySet().retainAll(tasks);
         request.addClient(processId, memberIds.size(), rack, active, standby, lags);
     }
 
-    private static SortedSet<String> targetOf(JsonNode response, String pid, String kind) {
-        JsonNode list = response.path("target").path(pid).path(kind);
+    private static SortedSet<String> targetOf(JsonNode response, String processId, String kind) {
+        JsonNode list = response.path("target").path(processId).path(kind);
         if (!list.isArray()) {
-            throw new IllegalArgumentException("stickyd response has no target." + kind + " for client " + pid);
+            throw new IllegalArgumentException("stickyd response has no target." + kind + " for process " + processId);
         }
         SortedSet<String> out = new TreeSet<>();
         list.forEach(node -> out.add(node.asText()));
         return out;
+    }
+
+    /**
+     * Refuses an answer that the group cannot run: every task active on exactly one process, only
+     * known tasks, no standby on the process that runs the task's active.
+     */
+    static void checkFits(Set<String> tasks, Map<String, SortedSet<String>> active, Map<String, SortedSet<String>> standby) {
+        Map<String, String> owner = new HashMap<>();
+        active.forEach((processId, names) -> names.forEach(task -> {
+            if (!tasks.contains(task)) {
+                throw new IllegalArgumentException("stickyd assigned unknown task " + task + " to " + processId);
+            }
+            String other = owner.putIfAbsent(task, processId);
+            if (other != null) {
+                throw new IllegalArgumentException("stickyd assigned task " + task + " to " + other + " and " + processId);
+            }
+        }));
+        if (owner.size() != tasks.size()) {
+            Set<String> missing = new TreeSet<>(tasks);
+            missing.removeAll(owner.keySet());
+            throw new IllegalArgumentException("stickyd left tasks unassigned: " + missing);
+        }
+        standby.forEach((processId, names) -> names.forEach(task -> {
+            if (!tasks.contains(task) || processId.equals(owner.get(task))) {
+                throw new IllegalArgumentException("stickyd gave " + processId + " an invalid standby " + task);
+            }
+        }));
     }
 
     /**
@@ -163,24 +210,26 @@ public class StickydStreamsGroupAssignor implements TaskAssignor {
      * fewest tasks of that kind (then the lowest member id).
      */
     static void dealToMembers(
-            List<String> memberIds,
-            Map<String, AssignmentMemberSpec> members,
-            Set<String> active,
-            Set<String> standby,
-            Set<String> warmup,
+            List<String> memberIds, GroupSpec groupSpec, Set<String> active, Set<String> standby,
             Map<String, MemberAssignment> out) {
-        Map<String, Set<String>> activeOf = deal(memberIds, active, id -> members.get(id).activeTasks());
-        Map<String, Set<String>> standbyOf = deal(memberIds, standby, id -> members.get(id).standbyTasks());
-        Map<String, Set<String>> warmupOf = deal(memberIds, warmup, id -> members.get(id).warmupTasks());
+        Map<String, Set<String>> activeOf = deal(memberIds, active, id -> groupSpec.memberAssignmentState(id).activeTasks());
+        Map<String, Set<String>> standbyOf = deal(memberIds, standby, id -> {
+            MemberAssignmentState state = groupSpec.memberAssignmentState(id);
+            Map<String, Set<Integer>> held = new HashMap<>(state.standbyTasks());
+            state.warmupTasks().forEach((s, ps) -> held.merge(s, ps, (a, b) -> {
+                Set<Integer> both = new TreeSet<>(a);
+                both.addAll(b);
+                return both;
+            }));
+            return held;
+        });
         for (String id : memberIds) {
-            out.put(id, new MemberAssignment(
-                    grouped(activeOf.get(id)), grouped(standbyOf.get(id)), grouped(warmupOf.get(id))));
+            out.put(id, new MemberAssignment(grouped(activeOf.get(id)), grouped(standbyOf.get(id))));
         }
     }
 
     private static Map<String, Set<String>> deal(
-            List<String> memberIds, Set<String> tasks,
-            java.util.function.Function<String, Map<String, Set<Integer>>> previous) {
+            List<String> memberIds, Set<String> tasks, Function<String, Map<String, Set<Integer>>> previous) {
         Map<String, Set<String>> dealt = new TreeMap<>();
         memberIds.forEach(id -> dealt.put(id, new TreeSet<>()));
         int share = (tasks.size() + memberIds.size() - 1) / Math.max(1, memberIds.size());
@@ -208,20 +257,14 @@ public class StickydStreamsGroupAssignor implements TaskAssignor {
     private static Map<String, Set<Integer>> grouped(Set<String> tasks) {
         Map<String, Set<Integer>> out = new HashMap<>();
         for (String task : tasks) {
-            out.computeIfAbsent(StreamsAnswer.subtopologyOf(task), k -> new HashSet<>())
-                    .add(StreamsAnswer.partitionOf(task));
+            out.computeIfAbsent(StreamsAnswer.subtopologyOf(task), k -> new TreeSet<>()).add(StreamsAnswer.partitionOf(task));
         }
         return out;
     }
 
-    private static String name(TaskId task) {
-        return StreamsRequest.taskName(task.subtopologyId(), task.partition());
-    }
-
     private static SortedSet<String> names(Map<String, Set<Integer>> tasks) {
         SortedSet<String> out = new TreeSet<>();
-        tasks.forEach((subtopology, partitions) ->
-                partitions.forEach(p -> out.add(StreamsRequest.taskName(subtopology, p))));
+        tasks.forEach((subtopology, partitions) -> partitions.forEach(p -> out.add(StreamsRequest.taskName(subtopology, p))));
         return out;
     }
 }

@@ -40,7 +40,9 @@ import org.apache.kafka.streams.processor.TaskId;
  * standby tasks from the local threads' metadata, records restored into active tasks' stores and
  * records loaded by standby (and warm-up) tasks, fallbacks), {@code assignor}
  * ({@code stickyd} | {@code sticky} (Kafka's KIP-924 StickyTaskAssignor) | {@code ha} (Kafka's
- * default HighAvailabilityTaskAssignor)); every other argument is a Streams configuration
+ * default HighAvailabilityTaskAssignor) | {@code broker} (none in the application: with
+ * {@code group.protocol=streams} the broker's streams group assignor assigns, KIP-1071)); every
+ * other argument is a Streams configuration
  * (e.g. {@code stickyd.url=...}, {@code num.standby.replicas=1}). Stops cleanly on SIGTERM.
  */
 public final class CountApp {
@@ -90,8 +92,8 @@ public final class CountApp {
                     RecordingStickydTaskAssignor.class.getName());
             case "sticky" -> props.put(StreamsConfig.TASK_ASSIGNOR_CLASS_CONFIG,
                     org.apache.kafka.streams.processor.assignment.assignors.StickyTaskAssignor.class.getName());
-            case "ha" -> { }
-            default -> throw new IllegalArgumentException("assignor is stickyd, sticky or ha, got " + assignor);
+            case "ha", "broker" -> { }
+            default -> throw new IllegalArgumentException("assignor is stickyd, sticky, ha or broker, got " + assignor);
         }
         props.putAll(arguments);
 

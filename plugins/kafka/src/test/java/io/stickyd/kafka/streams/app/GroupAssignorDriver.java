@@ -4,26 +4,23 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.stickyd.kafka.streams.StickydStreamsGroupAssignor;
+import io.stickyd.kafka.streams.StreamsGroups;
 import java.util.HashMap;
-import java.util.List;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.TreeSet;
-import org.apache.kafka.coordinator.group.streams.assignor.AssignmentMemberSpec;
-import org.apache.kafka.coordinator.group.streams.assignor.GroupAssignment;
-import org.apache.kafka.coordinator.group.streams.assignor.GroupSpecImpl;
-import org.apache.kafka.coordinator.group.streams.assignor.TaskId;
-import org.apache.kafka.coordinator.group.streams.assignor.TopologyDescriber;
+import org.apache.kafka.coordinator.group.api.streams.assignor.GroupAssignment;
 
 /**
- * Runs {@link StickydStreamsGroupAssignor} on a group read from stdin, with Kafka's own group
- * coordinator types ({@code GroupSpecImpl}, {@code AssignmentMemberSpec}), and prints the
- * assignment and the fallback count as JSON (the broker cannot be configured to use it, see the
- * class comment). Input: {@code {"subtopologies": [{"id", "partitions", "stateful"}], "configs": {},
+ * Runs {@link StickydStreamsGroupAssignor} on a group read from stdin, through the public KIP-1357
+ * interfaces ({@link StreamsGroups}), and prints the assignment and the fallback count as JSON. Input: {@code {"subtopologies": [{"id", "partitions", "stateful"}], "configs": {},
  * "members": [{"id", "process", "rack", "active": {"0": [1]}, "standby": {}, "warmup": {},
  * "offsets": {"1_0": 5}, "end_offsets": {"1_0": 9}}]}}. Output: {@code {"members": {"m1": {"active":
- * ["0_1"], "standby": [], "warmup": []}}, "fallbacks": 0}}.
+ * ["0_1"], "standby": []}}, "fallbacks": 0}}.
  */
 public final class GroupAssignorDriver {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -33,51 +30,32 @@ public final class GroupAssignorDriver {
 
     public static void main(String[] args) throws Exception {
         JsonNode input = JSON.readTree(System.in);
-        Map<String, Integer> partitions = new HashMap<>();
-        Map<String, Boolean> stateful = new HashMap<>();
-        List<String> subtopologies = new java.util.ArrayList<>();
+        SortedMap<String, Integer> partitions = new TreeMap<>();
+        Set<String> stateful = new HashSet<>();
         input.get("subtopologies").forEach(s -> {
-            subtopologies.add(s.get("id").asText());
             partitions.put(s.get("id").asText(), s.get("partitions").asInt());
-            stateful.put(s.get("id").asText(), s.get("stateful").asBoolean());
+            if (s.get("stateful").asBoolean()) {
+                stateful.add(s.get("id").asText());
+            }
         });
-        Map<String, AssignmentMemberSpec> members = new HashMap<>();
-        input.get("members").forEach(m -> members.put(m.get("id").asText(), new AssignmentMemberSpec(
-                Optional.empty(),
+        SortedMap<String, StreamsGroups.Member> members = new TreeMap<>();
+        input.get("members").forEach(m -> members.put(m.get("id").asText(), new StreamsGroups.Member(
+                m.get("process").asText(),
                 Optional.ofNullable(m.path("rack").isTextual() ? m.get("rack").asText() : null),
                 tasks(m.path("active")),
                 tasks(m.path("standby")),
                 tasks(m.path("warmup")),
-                m.get("process").asText(),
-                Map.of(),
                 offsets(m.path("offsets")),
                 offsets(m.path("end_offsets")))));
-        Map<String, String> configs = new HashMap<>();
-        input.path("configs").fields().forEachRemaining(e -> configs.put(e.getKey(), e.getValue().asText()));
-        TopologyDescriber topology = new TopologyDescriber() {
-            @Override
-            public List<String> subtopologies() {
-                return subtopologies;
-            }
-
-            @Override
-            public int maxNumInputPartitions(String subtopologyId) {
-                return partitions.get(subtopologyId);
-            }
-
-            @Override
-            public boolean isStateful(String subtopologyId) {
-                return stateful.get(subtopologyId);
-            }
-        };
-        GroupAssignment assignment = new StickydStreamsGroupAssignor().assign(new GroupSpecImpl(members, configs), topology);
+        int standbys = input.path("configs").path("num.standby.replicas").asInt(0);
+        GroupAssignment assignment = new StickydStreamsGroupAssignor()
+                .assign(new StreamsGroups.Group(members, standbys), new StreamsGroups.Topology(partitions, stateful));
         ObjectNode out = JSON.createObjectNode();
         ObjectNode byMember = out.putObject("members");
         assignment.members().forEach((id, member) -> {
             ObjectNode node = byMember.putObject(id);
             names(member.activeTasks()).forEach(node.putArray("active")::add);
             names(member.standbyTasks()).forEach(node.putArray("standby")::add);
-            names(member.warmupTasks()).forEach(node.putArray("warmup")::add);
         });
         out.put("fallbacks", StickydStreamsGroupAssignor.fallbacks());
         System.out.println(JSON.writeValueAsString(out));
@@ -93,12 +71,13 @@ public final class GroupAssignorDriver {
         return out;
     }
 
-    private static Map<TaskId, Long> offsets(JsonNode node) {
-        Map<TaskId, Long> out = new HashMap<>();
+    private static Map<String, Map<Integer, Long>> offsets(JsonNode node) {
+        Map<String, Map<Integer, Long>> out = new HashMap<>();
         node.fields().forEachRemaining(e -> {
             String name = e.getKey();
             int cut = name.lastIndexOf('_');
-            out.put(new TaskId(name.substring(0, cut), Integer.parseInt(name.substring(cut + 1))), e.getValue().asLong());
+            out.computeIfAbsent(name.substring(0, cut), k -> new HashMap<>())
+                    .put(Integer.parseInt(name.substring(cut + 1)), e.getValue().asLong());
         });
         return out;
     }

@@ -20,10 +20,8 @@ import java.util.function.Supplier;
 import org.apache.kafka.common.Cluster;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Time;
-import org.apache.kafka.coordinator.group.streams.assignor.AssignmentMemberSpec;
-import org.apache.kafka.coordinator.group.streams.assignor.GroupAssignment;
-import org.apache.kafka.coordinator.group.streams.assignor.GroupSpecImpl;
-import org.apache.kafka.coordinator.group.streams.assignor.TopologyDescriber;
+import io.stickyd.kafka.streams.StreamsGroups;
+import org.apache.kafka.coordinator.group.api.streams.assignor.GroupAssignment;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.assignment.ApplicationState;
@@ -220,44 +218,33 @@ public final class StreamsAssignorBench {
     }
 
     private Map<String, SortedSet<String>[]> brokerSticky() {
-        Map<String, AssignmentMemberSpec> members = new HashMap<>();
+        TreeMap<String, StreamsGroups.Member> members = new TreeMap<>();
         Map<String, String> clientOf = new HashMap<>();
         for (String id : clientIds) {
             for (int thread = 0; thread < capacity.get(id); thread++) {
                 String member = id + "-" + thread;
                 clientOf.put(member, id);
-                members.put(member, new AssignmentMemberSpec(Optional.empty(), Optional.empty(),
+                members.put(member, StreamsGroups.Member.of(pids.get(id).id().toString(),
                         thread == 0 ? grouped(prevActive.get(id)) : Map.of(),
-                        thread == 0 ? grouped(prevStandby.get(id)) : Map.of(),
-                        Map.of(), pids.get(id).id().toString(), Map.of(), Map.of(), Map.of()));
+                        thread == 0 ? grouped(prevStandby.get(id)) : Map.of()));
             }
         }
-        TopologyDescriber topology = new TopologyDescriber() {
-            @Override
-            public List<String> subtopologies() {
-                return new ArrayList<>(partitions.keySet());
+        TreeMap<String, Integer> counts = new TreeMap<>(partitions);
+        Set<String> stateful = new HashSet<>();
+        counts.keySet().forEach(s -> {
+            if (tasks.get(new TaskId(Integer.parseInt(s), 0))) {
+                stateful.add(s);
             }
-
-            @Override
-            public int maxNumInputPartitions(String subtopologyId) {
-                return partitions.get(subtopologyId);
-            }
-
-            @Override
-            public boolean isStateful(String subtopologyId) {
-                return tasks.get(new TaskId(Integer.parseInt(subtopologyId), 0));
-            }
-        };
+        });
         GroupAssignment assignment = new org.apache.kafka.coordinator.group.streams.assignor.StickyTaskAssignor()
-                .assign(new GroupSpecImpl(members,
-                        Map.of("num.standby.replicas", Integer.toString(configs.numStandbyReplicas()))), topology);
+                .assign(new StreamsGroups.Group(members, configs.numStandbyReplicas()),
+                        new StreamsGroups.Topology(counts, stateful));
         Map<String, SortedSet<String>[]> out = new TreeMap<>();
         clientIds.forEach(id -> out.put(id, kinds(new TreeSet<>(), new TreeSet<>())));
         assignment.members().forEach((member, parts) -> {
             SortedSet<String>[] kinds = out.get(clientOf.get(member));
             parts.activeTasks().forEach((s, ps) -> ps.forEach(p -> kinds[0].add(s + "_" + p)));
             parts.standbyTasks().forEach((s, ps) -> ps.forEach(p -> kinds[1].add(s + "_" + p)));
-            parts.warmupTasks().forEach((s, ps) -> ps.forEach(p -> kinds[1].add(s + "_" + p)));
         });
         return out;
     }

@@ -17,7 +17,7 @@ from stickyd.cli.child_service import ServiceProcess
 from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
 from stickyd.models.streams.validation import validate_streams_solution
 from tests.kafka.apache_kafka import ApacheKafka
-from tests.kafka.streams_app import PARTITIONS, STATEFUL_SUBTOPOLOGY, Answer, StreamsApp, streams_app
+from tests.kafka.streams.streams_app import PARTITIONS, STATEFUL_SUBTOPOLOGY, Answer, StreamsApp, streams_app
 
 
 def stateful(tasks: set[str]) -> set[str]:

@@ -1,0 +1,72 @@
+"""The contract's consumer problem from a classic-protocol JoinGroup round, shared by the
+kafka-python (`stickyd.client.assignor`) and aiokafka (`stickyd.client.aiokafka_assignor`)
+assignors: each member's user data carries what it owns and since which generation (KIP-341).
+
+Plain values only (no Kafka client imported), so either client library works without the other.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+USER_DATA_VERSION = 1
+
+
+def encode_user_data(owned: Mapping[str, Sequence[int]], generation: int, rack: str | None) -> bytes:
+    return json.dumps({"v": USER_DATA_VERSION, "owned": dict(owned), "generation": generation, "rack": rack}).encode()
+
+
+def decode_user_data(raw: bytes | None) -> dict[str, Any]:
+    """What a member reported; anything unreadable counts as a fresh member."""
+    if not raw:
+        return {}
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        log.warning("ignoring unreadable stickyd user data")
+        return {}
+    return data if isinstance(data, dict) and data.get("v") == USER_DATA_VERSION else {}
+
+
+def member_entry(
+    member_id: str,
+    topics: Iterable[str],
+    user_data: bytes | None,
+    owned_partitions: Mapping[str, Sequence[int]] | None = None,
+) -> dict[str, Any]:
+    """One contract member: its subscription, what its user data says it owns (else the
+    subscription's own `owned_partitions`, KIP-429), its generation and rack when reported."""
+    data = decode_user_data(user_data)
+    owned = data.get("owned")
+    if not isinstance(owned, dict):
+        owned = {topic: list(partitions) for topic, partitions in (owned_partitions or {}).items()}
+    entry: dict[str, Any] = {"id": member_id, "topics": sorted(topics), "owned": owned}
+    if isinstance(data.get("generation"), int) and data["generation"] >= -1:
+        entry["generation"] = data["generation"]
+    if isinstance(data.get("rack"), str) and data["rack"]:
+        entry["rack"] = data["rack"]
+    return entry
+
+
+def consumer_problem(
+    members: Sequence[dict[str, Any]], partition_count: Callable[[str], int | None], options: dict[str, Any]
+) -> dict[str, Any]:
+    """The contract problem: `members` from `member_entry`, partition counts of every subscribed
+    topic the client's metadata knows (`partition_count` returns None for an unknown topic)."""
+    topics: dict[str, int] = {}
+    for member in members:
+        for topic in member["topics"]:
+            count = partition_count(topic)
+            if count is not None:
+                topics[topic] = count
+    return {"topics": topics, "members": list(members), "options": options}
+
+
+def sorted_parts(parts: Mapping[str, Sequence[int]]) -> list[tuple[str, list[int]]]:
+    """A member's assignment as the consumer protocol lists it: (topic, partitions), sorted."""
+    return sorted((topic, sorted(partitions)) for topic, partitions in parts.items())

@@ -1,0 +1,202 @@
+package io.stickyd.kafka.streams;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpServer;
+import io.stickyd.kafka.StickydHttpClient;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.coordinator.group.api.streams.assignor.GroupAssignment;
+import org.apache.kafka.coordinator.group.api.streams.assignor.MemberAssignment;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The broker-side streams assignor against a scripted stickyd on loopback HTTP: the request it
+ * sends, the target it returns per member, and Kafka's built-in {@code sticky} on every failure.
+ */
+class StickydStreamsGroupAssignorTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    // stateless subtopology 0 and stateful subtopology 1, two partitions each
+    private static final StreamsGroups.Topology TOPOLOGY =
+            new StreamsGroups.Topology(new TreeMap<>(Map.of("0", 2, "1", 2)), Set.of("1"));
+    // process p1 runs two threads (a1 had 0_0 and 1_0, a2 is new), process p2 one thread (b1 had 0_1, 1_1)
+    private static final StreamsGroups.Group GROUP = new StreamsGroups.Group(new TreeMap<>(Map.of(
+            "a1", StreamsGroups.Member.of("p1", Map.of("0", Set.of(0), "1", Set.of(0)), Map.of()),
+            "a2", StreamsGroups.Member.of("p1", Map.of(), Map.of()),
+            "b1", StreamsGroups.Member.of("p2", Map.of("0", Set.of(1), "1", Set.of(1)), Map.of("1", Set.of(0))))), 1);
+    private static final String TARGET = "{\"target\": {"
+            + "\"p1\": {\"active\": [\"0_0\", \"0_1\", \"1_0\"], \"standby\": [\"1_1\"]},"
+            + "\"p2\": {\"active\": [\"1_1\"], \"standby\": [\"1_0\"]}}}";
+
+    private HttpServer server;
+    private final AtomicReference<String> answer = new AtomicReference<>(TARGET);
+    private final AtomicInteger status = new AtomicInteger(200);
+    private final AtomicInteger delayMs = new AtomicInteger(0);
+    private final AtomicReference<JsonNode> lastRequest = new AtomicReference<>();
+
+    @BeforeEach
+    void startServer() throws IOException {
+        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server.setExecutor(Executors.newFixedThreadPool(8));
+        server.createContext("/v1/assign/streams", exchange -> {
+            lastRequest.set(JSON.readTree(exchange.getRequestBody()));
+            try {
+                Thread.sleep(delayMs.get());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            byte[] body = answer.get().getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(status.get(), body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        server.start();
+    }
+
+    @AfterEach
+    void stopServer() {
+        server.stop(0);
+    }
+
+    private StickydStreamsGroupAssignor assignor(int timeoutMs) {
+        return new StickydStreamsGroupAssignor(
+                new StickydHttpClient("http://127.0.0.1:" + server.getAddress().getPort(), timeoutMs));
+    }
+
+    @Test
+    void runsStickydsTargetAndDealsEachProcessToItsThreadsKeepingWhatTheyHad() {
+        long before = StickydStreamsGroupAssignor.fallbacks();
+        GroupAssignment assignment = assignor(2000).assign(GROUP, TOPOLOGY);
+
+        assertEquals(before, StickydStreamsGroupAssignor.fallbacks());
+        // p1's three actives: a1 keeps both of its tasks (its even share is 2), a2 gets the third
+        assertEquals(new MemberAssignment(Map.of("0", Set.of(0), "1", Set.of(0)), Map.of("1", Set.of(1))),
+                assignment.members().get("a1"));
+        assertEquals(new MemberAssignment(Map.of("0", Set.of(1)), Map.of()), assignment.members().get("a2"));
+        assertEquals(new MemberAssignment(Map.of("1", Set.of(1)), Map.of("1", Set.of(0))), assignment.members().get("b1"));
+    }
+
+    @Test
+    void theRequestHasOneClientPerProcessWithItsThreadsAsCapacityAndAsksForNoWarmUps() {
+        assignor(2000).assign(GROUP, TOPOLOGY);
+        JsonNode request = lastRequest.get();
+        assertEquals("[{\"id\":\"0\",\"partitions\":2,\"stateful\":false},{\"id\":\"1\",\"partitions\":2,\"stateful\":true}]",
+                request.get("subtopologies").toString());
+        JsonNode p1 = request.get("clients").get(0);
+        assertEquals("p1", p1.get("id").asText());
+        assertEquals(2, p1.get("capacity").asInt());
+        assertEquals("[\"0_0\",\"1_0\"]", p1.get("active").toString());
+        JsonNode p2 = request.get("clients").get(1);
+        assertEquals("[\"1_0\"]", p2.get("standby").toString());
+        assertEquals("{\"num_standby_replicas\":1,\"max_warmup_replicas\":0,\"acceptable_recovery_lag\":0}",
+                request.get("config").toString());
+        assertEquals(1400, request.get("options").get("time_limit_ms").asInt());
+    }
+
+    @Test
+    void anAnswerThatDoesNotFitFallsBackToKafkasSticky() {
+        answer.set(TARGET.replace("\"1_1\"], \"standby\": [\"1_0\"]", "], \"standby\": [\"1_0\"]"));
+        long before = StickydStreamsGroupAssignor.fallbacks();
+        GroupAssignment assignment = assignor(2000).assign(GROUP, TOPOLOGY);
+        assertEquals(before + 1, StickydStreamsGroupAssignor.fallbacks());
+        assertEveryTaskActiveOnce(assignment);
+    }
+
+    @Test
+    void anErrorStatusFallsBack() {
+        status.set(503);
+        answer.set("{\"detail\": \"busy\"}");
+        long before = StickydStreamsGroupAssignor.fallbacks();
+        assertEveryTaskActiveOnce(assignor(2000).assign(GROUP, TOPOLOGY));
+        assertEquals(before + 1, StickydStreamsGroupAssignor.fallbacks());
+    }
+
+    @Test
+    void aHungStickydFallsBackWithinTheDeadline() {
+        delayMs.set(3000);
+        long before = StickydStreamsGroupAssignor.fallbacks();
+        long start = System.nanoTime();
+        GroupAssignment assignment = assignor(300).assign(GROUP, TOPOLOGY);
+        long tookMs = (System.nanoTime() - start) / 1_000_000;
+        assertTrue(tookMs < 1500, "took " + tookMs + " ms");
+        assertEquals(before + 1, StickydStreamsGroupAssignor.fallbacks());
+        assertEveryTaskActiveOnce(assignment);
+    }
+
+    @Test
+    void isConfiguredFromTheBrokersPropertiesAndNamedStickyd() {
+        StickydStreamsGroupAssignor assignor = new StickydStreamsGroupAssignor();
+        assignor.configure(Map.of("stickyd.url", "http://127.0.0.1:" + server.getAddress().getPort(),
+                "stickyd.timeout.ms", "1500", "node.id", "1"));
+        assertEquals("stickyd", assignor.name());
+        assertEquals("stickyd", assignor.toString());
+        long before = StickydStreamsGroupAssignor.fallbacks();
+        assignor.assign(GROUP, TOPOLOGY);
+        assertEquals(before, StickydStreamsGroupAssignor.fallbacks());
+        assertEquals(1050, lastRequest.get().get("options").get("time_limit_ms").asInt());
+    }
+
+    @Test
+    void oneInstanceAssignsConcurrentlyFromManyThreads() throws Exception {
+        StickydStreamsGroupAssignor assignor = assignor(5000);
+        GroupAssignment expected = assignor.assign(GROUP, TOPOLOGY);
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        try {
+            List<Future<GroupAssignment>> results = new ArrayList<>();
+            for (int i = 0; i < 32; i++) {
+                results.add(pool.submit(() -> assignor.assign(GROUP, TOPOLOGY)));
+            }
+            for (Future<GroupAssignment> result : results) {
+                assertEquals(expected, result.get());
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void theFitCheckRefusesAStandbyBesideItsActiveAndATaskActiveTwice() {
+        Set<String> tasks = Set.of("1_0", "1_1");
+        assertThrows(IllegalArgumentException.class, () -> StickydStreamsGroupAssignor.checkFits(tasks,
+                Map.of("p1", sorted("1_0", "1_1")), Map.of("p1", sorted("1_0"))));
+        assertThrows(IllegalArgumentException.class, () -> StickydStreamsGroupAssignor.checkFits(tasks,
+                Map.of("p1", sorted("1_0", "1_1"), "p2", sorted("1_1")), Map.of()));
+        assertThrows(IllegalArgumentException.class, () -> StickydStreamsGroupAssignor.checkFits(tasks,
+                Map.of("p1", sorted("1_0", "1_1", "2_0")), Map.of()));
+        StickydStreamsGroupAssignor.checkFits(tasks, Map.of("p1", sorted("1_0"), "p2", sorted("1_1")),
+                Map.of("p1", sorted("1_1"), "p2", sorted("1_0")));
+    }
+
+    private static SortedSet<String> sorted(String... names) {
+        return new TreeSet<>(List.of(names));
+    }
+
+    private static void assertEveryTaskActiveOnce(GroupAssignment assignment) {
+        List<String> actives = new ArrayList<>();
+        assignment.members().values().forEach(member -> member.activeTasks()
+                .forEach((s, ps) -> ps.forEach(p -> actives.add(s + "_" + p))));
+        actives.sort(null);
+        assertEquals(List.of("0_0", "0_1", "1_0", "1_1"), actives);
+    }
+}

@@ -1,0 +1,136 @@
+"""StickydStreamsGroupAssignor inside a real Apache Kafka 4.4 broker (KIP-1071 streams groups,
+selected through KIP-1357's `group.streams.assignors` and the group config `streams.assignor.name`):
+the test Kafka Streams application (`CountApp`, a repartition and a RocksDB count) runs with
+`group.protocol=streams`, so the broker's group coordinator assigns its tasks. With a real
+`stickyd serve` behind the broker the group is assigned by stickyd (its request counter rises, the
+broker logs no fallback); with the service stopped Kafka's built-in `sticky` takes over and the
+application keeps processing."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
+import httpx
+import pytest
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+from stickyd.cli.child_service import ServiceProcess, running_service
+from tests.kafka.apache_kafka import ApacheKafka, apache_kafka_broker
+from tests.kafka.jvm import kafka_jars_built
+from tests.kafka.streams.streams_app import PARTITIONS, StreamsApp, streams_app
+
+ASSIGNOR_CLASS = "io.stickyd.kafka.streams.StickydStreamsGroupAssignor"
+TASKS = {f"{s}_{p}" for s in ("0", "1") for p in range(PARTITIONS)}
+FALLBACK_LINE = "did not answer"  # the Outage WARN that starts an outage (io.stickyd logs at INFO)
+
+# Kafka Streams on the streams protocol: the group's assignment is the broker's, the rest of the
+# test application's settings stay (the client-side assignment ones are ignored with a warning).
+STREAMS_PROTOCOL = {"group.protocol": "streams"}
+
+
+@pytest.fixture
+def stickyd(tmp_path: Path) -> Iterator[tuple[ServiceProcess, ExitStack]]:
+    """A `stickyd serve` of this test's own, so that the test can stop it (close the stack)."""
+    with ExitStack() as stack:
+        service = stack.enter_context(running_service({"STICKYD_WORKERS": "1"}))
+        warm = {"subtopologies": [{"id": "0", "partitions": 2, "stateful": True}], "clients": [{"id": "a"}]}
+        httpx.post(f"{service.url}/v1/assign/streams", json=warm, timeout=30).raise_for_status()
+        yield service, stack
+
+
+@pytest.fixture
+def broker(stickyd: tuple[ServiceProcess, ExitStack]) -> Iterator[ApacheKafka]:
+    """A broker whose streams groups may choose `stickyd` (Kafka's `sticky` stays the default),
+    asking the service above with a 2 s deadline."""
+    if not kafka_jars_built():
+        pytest.skip("Kafka jars not built: run `mvn -q -B -f plugins/kafka/pom.xml package`")
+    service, _ = stickyd
+    properties = {
+        "group.streams.assignors": f"sticky,{ASSIGNOR_CLASS}",
+        "group.streams.initial.rebalance.delay.ms": "0",
+        "stickyd.url": service.url,
+        "stickyd.timeout.ms": "2000",
+    }
+    with apache_kafka_broker(properties) as running:
+        yield running
+
+
+def streams_requests(service: ServiceProcess) -> float:
+    text = httpx.get(f"{service.url}/metrics", timeout=5).text
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("stickyd_requests_total") and 'endpoint="/v1/assign/streams"' in line
+    )
+
+
+def choose_stickyd(bootstrap: str, group: str) -> None:
+    """The group config that selects the assignor (and one standby per stateful task)."""
+    resource = ConfigResource(
+        ResourceType.GROUP,
+        group,
+        incremental_configs=[
+            ConfigEntry("streams.assignor.name", "stickyd", incremental_operation=AlterConfigOpType.SET),
+            ConfigEntry("streams.num.standby.replicas", "1", incremental_operation=AlterConfigOpType.SET),
+        ],
+    )
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # kept alive until the futures are done
+    for future in admin.incremental_alter_configs([resource]).values():
+        future.result(timeout=30)
+
+
+def wait_assigned(app: StreamsApp, names: set[str], timeout_s: float = 120.0) -> dict[str, set[str]]:
+    """Waits until exactly `names` run, all RUNNING, every task active on exactly one of them and
+    every stateful task standing by on another one, held for 2 s; returns the actives per instance."""
+    deadline = time.monotonic() + timeout_s
+    since: float | None = None
+    while time.monotonic() < deadline:
+        statuses = {i.name: i.status() or {} for i in app.live()}
+        actives = Counter(t for s in statuses.values() for t in s.get("active", []))
+        standbys = Counter(t for s in statuses.values() for t in s.get("standby", []))
+        settled = (
+            set(statuses) == names
+            and all(s.get("state") == "RUNNING" for s in statuses.values())
+            and set(actives) == TASKS
+            and set(actives.values()) == {1}
+            and (len(names) < 2 or set(standbys) == {t for t in TASKS if t.startswith("1_")})
+        )
+        if settled:
+            since = since or time.monotonic()
+            if time.monotonic() - since >= 2.0:
+                return {name: set(s["active"]) for name, s in statuses.items()}
+        else:
+            since = None
+        time.sleep(0.3)
+    raise AssertionError(f"not assigned within {timeout_s:.0f} s: {app.running()}")
+
+
+def test_streams_group_is_assigned_by_stickyd_in_the_broker_and_by_kafkas_sticky_when_stickyd_stops(
+    broker: ApacheKafka, stickyd: tuple[ServiceProcess, ExitStack], tmp_path: Path
+) -> None:
+    """Two instances on the streams protocol are assigned through stickyd (requests counted by the
+    service, no fallback in the broker's log), balanced six and six; stickyd stops, a third
+    instance joins: Kafka's `sticky` assigns (one WARN for the outage) and the counts stay exact."""
+    service, stack = stickyd
+    with streams_app(broker.bootstrap, tmp_path, assignor="broker", config=STREAMS_PROTOCOL) as app:
+        choose_stickyd(broker.bootstrap, app.app_id)
+        before = streams_requests(service)
+        app.produce(600)
+        for name in ("a", "b"):
+            app.start(name)
+        two = wait_assigned(app, {"a", "b"})
+        assert sorted(len(tasks) for tasks in two.values()) == [6, 6]
+        assert streams_requests(service) > before
+        assert FALLBACK_LINE not in broker.log_text()
+        assert app.wait_counts() == dict(app.expected)
+
+        stack.close()  # stickyd stops
+        app.start("c")
+        wait_assigned(app, {"a", "b", "c"})
+        app.produce(600, start=600)
+        assert app.wait_counts() == dict(app.expected)
+        assert broker.log_text().count(FALLBACK_LINE) == 1, broker.log_text()[-3000:]
