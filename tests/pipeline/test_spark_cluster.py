@@ -1,8 +1,8 @@
 """`stickyd pipeline plan` and `replay` submitted to a real Spark standalone cluster (a master and
 two workers on 127.0.0.1): the same answers as local mode, and the work really ran in the
-workers' executors. The executors run this environment's Python (`PYSPARK_PYTHON`), whose
-editable install is how they import `stickyd`; a cluster on other machines needs the wheel
-(`--py-files`) or an image (docs/pipeline.md, "On a cluster").
+workers' executors. The executors get stickyd both ways docs/pipeline.md ("On a cluster") names:
+for `plan`, a Python that has it installed (`PYSPARK_PYTHON`: this environment); for `replay`, a
+Python with the dependencies alone and the project's wheel shipped with the job (`--py-files`).
 
 Both jobs are submitted at once as the module starts and run side by side, each with an executor
 on each worker, while the same inputs are planned and replayed in local mode in this process."""
@@ -27,6 +27,7 @@ from stickyd.cli.child_service import ServiceProcess
 from stickyd.pipeline.generate import FleetShape, fleet_rows
 from stickyd.pipeline.plan import PlanOptions, plan
 from stickyd.pipeline.replay import ReplayOptions, replay
+from tests.packaging import build_wheel, env_with_dependencies_only
 from tests.pipeline.conftest import BAD_ROWS, contract_rows
 from tests.pipeline.standalone_cluster import SHORT_LIVED_JVM, StandaloneCluster, standalone_cluster
 from tests.pipeline.test_replay import HAND_TRACE
@@ -79,6 +80,26 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return folder / "fleet.jsonl", folder / "traces.jsonl"
 
 
+@dataclass(frozen=True)
+class ShippedCode:
+    python: Path
+    """an executor Python with stickyd's dependencies but not stickyd"""
+    archive: Path
+    """the project's wheel under a .zip name: PySpark puts the --py-files named .zip, .egg or .jar
+    on the executors' path (a wheel is a zip archive of the packages)"""
+
+
+def shipped_code(folder: Path) -> ShippedCode:
+    wheel = build_wheel(folder / "source", folder / "dist")
+    archive = wheel.with_suffix(".zip")
+    archive.write_bytes(wheel.read_bytes())
+    python = env_with_dependencies_only(folder / "executor-env")
+    alone = subprocess.run([str(python), "-c", "import stickyd"], capture_output=True, text=True, timeout=60,
+                           cwd=folder)  # not the checkout's root, whose stickyd/ would be found first  # fmt: skip
+    assert alone.returncode != 0 and "No module named 'stickyd'" in alone.stderr
+    return ShippedCode(python, archive)
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneCluster]:
     with standalone_cluster(tmp_path_factory.mktemp("spark-cluster")) as running:
@@ -97,6 +118,7 @@ def cluster_runs(
     fleet, traces = inputs
     folder = tmp_path_factory.mktemp("cluster-out")
     started = time.monotonic()
+    shipped = shipped_code(tmp_path_factory.mktemp("shipped"))  # while the workers register
     cluster.wait_for_workers()
     print(f"\nSpark standalone cluster: 2 workers alive after {time.monotonic() - started:.1f} s more")
     master = ["--master", cluster.master_url]
@@ -104,8 +126,12 @@ def cluster_runs(
         "plan": ["plan", str(fleet), "--service", service.url, "--time-limit-ms", str(TIME_LIMIT_MS), *master],
         "replay": ["replay", str(traces), *master],
     }
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "STICKYD_SPARK_DRIVER_MEMORY": "1g",
-           "JAVA_TOOL_OPTIONS": SHORT_LIVED_JVM}  # fmt: skip
+    common = {**os.environ, "STICKYD_SPARK_DRIVER_MEMORY": "1g", "JAVA_TOOL_OPTIONS": SHORT_LIVED_JVM}
+    envs = {
+        "plan": {**common, "PYSPARK_PYTHON": sys.executable},
+        "replay": {**common, "PYSPARK_PYTHON": str(shipped.python),
+                   "PYSPARK_SUBMIT_ARGS": f"--py-files {shipped.archive} pyspark-shell"},
+    }  # fmt: skip
     runs: dict[str, ClusterRun] = {}
     try:
         for name, args in commands.items():
@@ -113,7 +139,7 @@ def cluster_runs(
             with log.open("wb") as sink:
                 process = subprocess.Popen(
                     [sys.executable, "-m", "stickyd.cli", "pipeline", *args, "--out", str(folder / name)],
-                    env=env, stdout=subprocess.DEVNULL, stderr=sink, start_new_session=True,
+                    env=envs[name], stdout=subprocess.DEVNULL, stderr=sink, start_new_session=True,
                 )  # fmt: skip
             runs[name] = ClusterRun(folder / name, process, log)
         yield runs
@@ -155,8 +181,9 @@ def test_plan_on_the_cluster_through_the_service_equals_local_mode(
 def test_replay_on_the_cluster_equals_local_mode(
     cluster_runs: dict[str, ClusterRun], inputs: tuple[Path, Path], request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    """Every strategy replays each trace in the executors, as in local mode: the same moves,
-    balance and revocations at every step, the same rejected traces."""
+    """Every strategy replays each trace in the executors, whose Python imports stickyd only from
+    the wheel shipped with the job, as in local mode: the same moves, balance and revocations at
+    every step, the same rejected traces."""
     spark: SparkSession = request.getfixturevalue("spark")
     replay(spark, ReplayOptions(traces=str(inputs[1]), out=tmp_path))
     run = cluster_runs["replay"]
