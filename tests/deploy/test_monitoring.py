@@ -248,7 +248,7 @@ def test_a_real_prometheus_evaluates_every_query_on_the_services_series(promethe
     assert all(health in ("ok", "unknown") for health in loaded.values()), loaded
 
 
-def test_dashboard_panels_use_the_provisioned_data_source() -> None:
+def test_dashboard_panels_use_the_provisioned_data_source_and_do_not_overlap() -> None:
     datasources = yaml.safe_load((DEPLOY / "grafana" / "provisioning" / "datasources" / "prometheus.yml").read_text())
     uids = {source["uid"] for source in datasources["datasources"] if source["type"] == "prometheus"}
     panels = [p for p in DASHBOARD["panels"] if p["type"] != "row"]
@@ -256,6 +256,10 @@ def test_dashboard_panels_use_the_provisioned_data_source() -> None:
     for panel in panels:
         assert panel["datasource"]["uid"] in uids, panel["title"]
         assert panel["targets"] and all(t["datasource"]["uid"] in uids and t["expr"] for t in panel["targets"])
+    boxes = [p["gridPos"] for p in DASHBOARD["panels"]]
+    assert all(box["x"] >= 0 and box["w"] > 0 and box["x"] + box["w"] <= 24 for box in boxes)
+    cells = [(box["x"] + dx, box["y"] + dy) for box in boxes for dx in range(box["w"]) for dy in range(box["h"])]
+    assert len(cells) == len(set(cells)), "panels overlap"
     titles = " ".join(p["title"].lower() for p in panels)
     for subject in ("fallback", "503", "deadline", "replaced", "response time"):
         assert subject in titles, subject

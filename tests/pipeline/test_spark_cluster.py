@@ -31,6 +31,7 @@ from tests.packaging import build_wheel, env_with_dependencies_only
 from tests.pipeline.conftest import BAD_ROWS, contract_rows
 from tests.pipeline.standalone_cluster import SHORT_LIVED_JVM, StandaloneCluster, standalone_cluster
 from tests.pipeline.test_replay import HAND_TRACE
+from tests.processes import MARK, new_mark, wait_until_none_marked
 
 STATS = ["group_id", "kind", "strategy", "solver", "optimal", "fallback", "moves", "standby_moves", "owned",
          "members", "partitions", "min_load", "max_load", "balance", "limited_by"]  # fmt: skip
@@ -126,7 +127,8 @@ def cluster_runs(
         "plan": ["plan", str(fleet), "--service", service.url, "--time-limit-ms", str(TIME_LIMIT_MS), *master],
         "replay": ["replay", str(traces), *master],
     }
-    common = {**os.environ, "STICKYD_SPARK_DRIVER_MEMORY": "1g", "JAVA_TOOL_OPTIONS": SHORT_LIVED_JVM}
+    mark = new_mark()  # the CLIs, their driver JVMs and whatever those start
+    common = {**os.environ, MARK: mark, "STICKYD_SPARK_DRIVER_MEMORY": "1g", "JAVA_TOOL_OPTIONS": SHORT_LIVED_JVM}
     envs = {
         "plan": {**common, "PYSPARK_PYTHON": sys.executable},
         "replay": {**common, "PYSPARK_PYTHON": str(shipped.python),
@@ -148,6 +150,8 @@ def cluster_runs(
             if run.process.poll() is None:
                 os.killpg(run.process.pid, signal.SIGKILL)
                 run.process.wait()
+        left = wait_until_none_marked(mark, 10.0)
+        assert left == {}, f"processes of the cluster's drivers left behind: {left}"
 
 
 def parquet(folder: Path, keys: list[str]) -> pd.DataFrame:
