@@ -135,6 +135,18 @@ def test_every_series_the_dashboard_and_alerts_read_is_served(served: dict[str, 
             assert labels <= known, f"{expr!r}: {name} has no label {labels - known}"
 
 
+def test_the_query_reader_catches_what_a_typo_breaks() -> None:
+    """The checks above seen failing: a misspelt metric, a label the metric lacks, a lost bracket;
+    and not fooled by functions, grouping labels, ranges, strings or Grafana's variables."""
+    expr = (
+        'histogram_quantile(0.99, sum by (le, endpoint) (rate(stickyd_request_second_bucket{instance=~"$instance", '
+        'reason="a{b}"}[$__rate_interval]))) / on (instance) group_left sum(up{job="stickyd"}) > 2.5e-1'
+    )
+    assert metric_names(expr) == {"stickyd_request_second_bucket", "up"}
+    assert label_matchers(expr) == {"stickyd_request_second_bucket": {"instance", "reason"}, "up": {"job"}}
+    assert balanced(expr) and not balanced("sum(rate(stickyd_requests_total[5m])") and not balanced("a{b)")
+
+
 def test_alert_rules_have_what_an_operator_needs() -> None:
     """Each rule: a name, an expression, a severity, a summary and a description; the ones on
     counters wait (`for`) or count over a window so that one blip does not page."""
