@@ -260,6 +260,20 @@ def test_a_real_prometheus_evaluates_every_query_on_the_services_series(promethe
     assert all(health in ("ok", "unknown") for health in loaded.values()), loaded
 
 
+def test_prometheus_scrapes_without_a_token_where_the_compose_file_requires_tokens() -> None:
+    """The compose file's service requires bearer tokens (STICKYD_AUTH=required); /metrics does
+    not, so the scrape configuration needs no credentials."""
+    required = COMPOSE["services"]["stickyd"]["environment"]["STICKYD_AUTH"]
+    env = {MARK: new_mark(), "STICKYD_AUTH": required, "STICKYD_WORKERS": "1", "STICKYD_FALLBACK_WORKERS": "1"}
+    with running_service(env) as service:
+        refused = httpx.post(f"{service.url}/v1/assign/consumer", json=load_example("consumer-kip54-unequal.json"))
+        assert refused.status_code == 401
+        scraped = httpx.get(f"{service.url}/metrics", timeout=10)
+        assert scraped.status_code == 200 and "stickyd_rejected_total" in scraped.text
+    assert wait_until_none_marked(env[MARK], 10.0) == {}
+    assert "authorization" not in PROMETHEUS_YML["scrape_configs"][0]
+
+
 def test_dashboard_panels_use_the_provisioned_data_source_and_do_not_overlap() -> None:
     datasources = yaml.safe_load((DEPLOY / "grafana" / "provisioning" / "datasources" / "prometheus.yml").read_text())
     uids = {source["uid"] for source in datasources["datasources"] if source["type"] == "prometheus"}
