@@ -95,8 +95,9 @@ def shipped_code(folder: Path) -> ShippedCode:
     archive = wheel.with_suffix(".zip")
     archive.write_bytes(wheel.read_bytes())
     python = env_with_dependencies_only(folder / "executor-env")
+    # run from elsewhere than the checkout's root, whose stickyd/ `python -c` would find first
     alone = subprocess.run([str(python), "-c", "import stickyd"], capture_output=True, text=True, timeout=60,
-                           cwd=folder)  # not the checkout's root, whose stickyd/ would be found first  # fmt: skip
+                           cwd=folder)  # fmt: skip
     assert alone.returncode != 0 and "No module named 'stickyd'" in alone.stderr
     return ShippedCode(python, archive)
 
