@@ -1,7 +1,10 @@
 """`spark-submit` entry point for the pipeline jobs (Spark wants a script file, not a console script):
 
-    spark-submit --master yarn --py-files dist/stickyd-0.1.0-py3-none-any.whl cli/submit.py \\
+    spark-submit --master yarn --py-files dist/stickyd-0.1.0.zip cli/submit.py \\
         pipeline plan hdfs:///fleet/snapshot.parquet --out /shared/plan-out --master submit
+
+(the wheel copied to a .zip name: PySpark puts only .zip, .egg and .jar files of --py-files on the
+executors' path; docs/pipeline.md, "On a cluster")
 """
 
 from stickyd.cli.main import app

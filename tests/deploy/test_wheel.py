@@ -3,14 +3,13 @@ beside a user's own `models` and `client` packages, both import and work, and so
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import sys
-import sysconfig
 import zipfile
 from pathlib import Path
 
 import pytest
+
+from tests.packaging import build_wheel, env_with_dependencies_only
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "service" / "examples" / "consumer-kip54-unequal.json"
@@ -32,20 +31,7 @@ print(models.OWNER, client.OWNER, solve_consumer(problem).stats.solver)
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel, built by pip from a copy of the tracked tree (no build files left in the checkout)."""
-    source = tmp_path_factory.mktemp("source")
-    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
-    for name in listed:
-        if (ROOT / name).is_file():
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, source / name)
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
-        check=True,
-        capture_output=True,
-        timeout=600,
-    )
-    return next(out.glob("stickyd-*.whl"))
+    return build_wheel(tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("wheel"))
 
 
 @pytest.fixture(scope="module")
@@ -53,21 +39,7 @@ def fresh_env(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A new virtual environment with the wheel installed; its dependencies are this
     environment's, reached through a path file (this checkout's own editable install is not)."""
     env = tmp_path_factory.mktemp("env")
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True, timeout=120)
-    python = env / "bin" / "python"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", str(wheel)],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    site = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    (Path(site) / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    env_with_dependencies_only(env, wheel)
     return env
 
 
