@@ -70,11 +70,13 @@ def solve_streams_flows(
 
 def _standby_classes(index: StreamsIndex, active: np.ndarray) -> list[StandbyClass]:
     """Stateful tasks grouped by (active owner, previous standby clients other than the owner)."""
-    keys: dict[tuple[int, frozenset[int]], list[int]] = {}
+    keys: dict[tuple[int, frozenset[int], int], list[int]] = {}
+    cost = index.move_cost.tolist()
     for t in np.flatnonzero(index.stateful).tolist():
         owner = int(active[t])
-        keys.setdefault((owner, index.prev_standby[t] - {owner}), []).append(t)
-    return list(keys.items())
+        # (tasks of different restore costs are not interchangeable where moves are weighed)
+        keys.setdefault((owner, index.prev_standby[t] - {owner}, cost[t]), []).append(t)
+    return [((owner, previous), tasks) for (owner, previous, _), tasks in keys.items()]
 
 
 @dataclass(frozen=True)
@@ -89,11 +91,13 @@ class _ActiveClass:
     """clients caught up on these tasks (the owner included when it is)."""
     standbys: frozenset[int]
     """clients that held a standby of these tasks."""
+    restore: int
+    """what moving one of these tasks weighs at the active-moves level (1 when moves are counted)."""
 
     def cost(self, dest: int | None, weights: _ActiveWeights) -> int:
         """Cost of sending one task to `dest` (None: any client, through the pool)."""
         moved = self.owner >= 0 and dest != self.owner
-        value = (weights.move if self.stateful else weights.churn) if moved else 0
+        value = (weights.move * self.restore if self.stateful else weights.churn) if moved else 0
         # an active that must move goes preferably to a caught-up client
         if self.stateful and dest not in self.caught_up:
             value += weights.not_caught_up
@@ -117,6 +121,9 @@ class _ActiveWeights:
     move: int
     overflow: int
 
+    weighted: bool = False
+    """restore costs weigh the moves (`stickiness: restore_cost`)."""
+
     @classmethod
     def for_index(cls, index: StreamsIndex) -> _ActiveWeights:
         n_tasks = index.task_count
@@ -126,17 +133,32 @@ class _ActiveWeights:
         pressure = 2 * n_tasks + 1
         # pressure units (at most one per stateful active, refunds at most one per promotion)
         move = (2 * stateful + 1) * pressure + pressure
-        return cls(churn=1, not_caught_up=not_caught_up, pressure=pressure, move=move, overflow=(stateful + 1) * move)
+        # one unit of overflow outweighs every move (each weighs its restore cost, 1 when counted)
+        most_moves = index.cost_of(index.stateful)
+        return cls(
+            churn=1,
+            not_caught_up=not_caught_up,
+            pressure=pressure,
+            move=move,
+            overflow=(most_moves + 1) * move,
+            weighted=index.weighted,
+        )
 
-    def split(self) -> tuple[_ActiveWeights, _ActiveWeights]:
-        """The same levels as two objectives, each with weights that dominate only within it:
-        (stateful overflow, active moves), then (standby pressure, the tie-breaks). Moves count at
-        most one per stateful task, so an overflow unit weighs one more than all of them."""
-        most_moves = self.overflow // self.move - 1  # the stateful tasks
-        upper = _ActiveWeights(churn=0, not_caught_up=0, pressure=0, move=1, overflow=most_moves + 1)
+    def split(self) -> tuple[_ActiveWeights, ...]:
+        """The same levels as separate objectives, each with weights that dominate only within
+        it: (stateful overflow, active moves), then (standby pressure, the tie-breaks). Moves
+        count at most one per stateful task, so an overflow unit weighs one more than all of
+        them. Where restore costs weigh the moves, overflow and moves are two objectives of their
+        own (their summed costs may be as large as 10^15 a task)."""
+        most_moves = self.overflow // self.move - 1  # the stateful tasks (their summed costs)
         lower = _ActiveWeights(
             churn=self.churn, not_caught_up=self.not_caught_up, pressure=self.pressure, move=0, overflow=0
         )
+        if self.weighted:
+            overflow = _ActiveWeights(churn=0, not_caught_up=0, pressure=0, move=0, overflow=1)
+            moves = _ActiveWeights(churn=0, not_caught_up=0, pressure=0, move=1, overflow=0)
+            return overflow, moves, lower
+        upper = _ActiveWeights(churn=0, not_caught_up=0, pressure=0, move=1, overflow=most_moves + 1)
         return upper, lower
 
 
@@ -148,6 +170,7 @@ def _active_class(index: StreamsIndex, t: int) -> _ActiveClass:
         stateful=stateful,
         caught_up=index.caught_up[t] if stateful else frozenset(),
         standbys=index.prev_standby[t] if stateful else frozenset(),
+        restore=int(index.move_cost[t]) if stateful else 1,
     )
 
 
@@ -171,7 +194,7 @@ def _solve_actives(index: StreamsIndex, budget: TimeBudget, split_levels: bool) 
     if summable and (not len(costs[0]) or costs_fit(int(np.abs(costs[0]).max()), net.nodes)):
         flows = net.solve()
     else:
-        flows = solve_by_levels(net, costs[-2:], lambda: budget.check("the streams active flow"))
+        flows = solve_by_levels(net, costs[1:] if summable else costs, lambda: budget.check("the streams active flow"))
 
     n_classes = len(classes)
     direct = np.stack([direct_rows[:, 0], direct_rows[:, 1], flows[direct_rows[:, 2]]], axis=1)
@@ -291,15 +314,12 @@ def _solve_standbys(
     if r == 0 or len(tasks) == 0:
         return standby
     owners = sorted({owner for (owner, _), _ in classes})
-    net = FlowNetwork()
+    net = _StandbyNetwork(index)
     class0 = net.add_nodes(len(classes))
     pool0 = net.add_nodes(len(owners))
     client0 = net.add_nodes(n)
     sink = net.add_nodes(1)
     pool_of = {owner: i for i, owner in enumerate(owners)}
-    # weights, lowest level first: a standby on its active's rack (KIP-925), a standby move
-    same_rack = 1
-    move = r * len(tasks) + 1
     racks = np.array([rack or "" for rack in index.racks], dtype=object)
 
     def on_rack(owner: int, clients: np.ndarray) -> np.ndarray:
@@ -312,18 +332,18 @@ def _solve_standbys(
     class_rows: list[tuple[int, np.ndarray, slice]] = []
     for c, ((owner, previous), members) in enumerate(classes):
         net.supply(class0 + c, r * len(members))
+        restore = int(index.move_cost[members[0]])
         # a previous standby client keeps its replica: no state to rebuild
         for j in sorted(previous):
-            cost = same_rack * int(on_rack(owner, np.array([j]))[0])
-            keep_rows.append((c, j, net.add_arcs(class0 + c, client0 + j, len(members), cost)))
+            keep_rows.append((c, j, net.add(class0 + c, client0 + j, len(members), on_rack(owner, np.array([j])))))
         if per_class:
             # every other replica is placed anew (a standby move), at most one per task and client
             fresh = np.array([j for j in range(n) if j != owner and j not in previous], dtype=np.int64)
-            fresh_cost = move + same_rack * on_rack(owner, fresh).astype(np.int64)
-            class_rows.append((c, fresh, net.add_arcs(class0 + c, client0 + fresh, len(members), fresh_cost)))
+            arcs = net.add(class0 + c, client0 + fresh, len(members), on_rack(owner, fresh), moves=restore)
+            class_rows.append((c, fresh, arcs))
             continue
         # every other replica is placed anew (a standby move)
-        net.add_arcs(class0 + c, pool0 + pool_of[owner], r * len(members), move)
+        net.add(class0 + c, pool0 + pool_of[owner], r * len(members), False, moves=restore)
         pool_room[pool_of[owner]] += len(members)
         pool_room[pool_of[owner], sorted(previous)] -= len(members)
     pool_rows: list[tuple[int, slice]] = []
@@ -331,24 +351,56 @@ def _solve_standbys(
     for i, owner in enumerate(owners if not per_class else []):
         others = clients[clients != owner]
         # never a standby beside its active, nor two replicas of a task on one client
-        rack_cost = same_rack * on_rack(owner, others).astype(np.int64)
-        pool_rows.append((owner, net.add_arcs(pool0 + i, client0 + others, pool_room[i, others], rack_cost)))
+        pool_rows.append((owner, net.add(pool0 + i, client0 + others, pool_room[i, others], on_rack(owner, others))))
     active_sf = np.bincount(active[tasks], minlength=n)
     lo_sf, hi_sf = index.stateful_bounds()
     lo = np.maximum(lo_sf - active_sf, 0)
     hi = np.maximum(hi_sf - active_sf, lo)
     most = len(tasks) - active_sf
     # stateful balance, softly: short of the share or over it costs more than any standby move
-    penalty = (r * len(tasks) + 1) * move
-    net.add_arcs(client0 + clients, sink, np.minimum(lo, most), 0)
-    net.add_arcs(client0 + clients, sink, np.maximum(np.minimum(hi, most) - np.minimum(lo, most), 0), penalty)
-    net.add_arcs(client0 + clients, sink, np.maximum(most - np.minimum(hi, most), 0), 2 * penalty)
+    net.add(client0 + clients, sink, np.minimum(lo, most), False)
+    net.add(client0 + clients, sink, np.maximum(np.minimum(hi, most) - np.minimum(lo, most), 0), False, excess=1)
+    net.add(client0 + clients, sink, np.maximum(most - np.minimum(hi, most), 0), False, excess=2)
     net.supply(sink, -r * len(tasks))
     budget.check("the streams standby flow")
-    flows = net.solve()
+    flows = net.solve(lambda: budget.check("the streams standby flow"))
     budget.check("the streams standby flow")
     if per_class:
         place_class_standbys(classes, keep_rows, class_rows, flows, standby)
     else:
         place_standbys(index, classes, keep_rows, pool_rows, flows, standby, budget)
     return standby
+
+
+class _StandbyNetwork(FlowNetwork):
+    """The standby flow's network, its costs kept per level, highest first: stateful excess,
+    standby moves (each weighing its restore cost, 1 when counted), standbys on their active's
+    rack (KIP-925). Solved as one weighted sum where that fits 64-bit costs, else level by level
+    (solvers/flows/levels.py)."""
+
+    def __init__(self, index: StreamsIndex) -> None:
+        super().__init__()
+        r = index.replicas
+        # weights, lowest level first: a standby on its active's rack (KIP-925), a standby move,
+        # a unit of stateful excess (each outweighs every unit of the levels below)
+        self.same_rack = 1
+        self.move = r * int(index.stateful.sum()) + 1
+        self.excess = (r * index.cost_of(index.stateful) + 1) * self.move
+        self.levels: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] = ([], [], [])
+
+    def add(self, tails: Any, heads: Any, caps: Any, same_rack: Any, moves: int = 0, excess: int = 0) -> slice:
+        """Arcs whose unit costs `excess` units of stateful excess, `moves` standby moves'
+        costs and, where `same_rack`, a standby on its active's rack."""
+        rack = np.asarray(same_rack, dtype=np.int64) * self.same_rack
+        summed = excess * self.excess + moves * self.move + rack
+        arcs = self.add_arcs(tails, heads, caps, summed if costs_fit(self.excess * 3, 1) else rack)
+        size = arcs.stop - arcs.start
+        for level, cost in zip(self.levels, (excess, moves, rack), strict=True):
+            level.append(np.broadcast_to(np.asarray(cost, dtype=np.int64), size))
+        return arcs
+
+    def solve(self, between: Callable[[], None] = lambda: None) -> np.ndarray:
+        costs = self.costs()
+        if costs_fit(self.excess * 3, 1) and (not len(costs) or costs_fit(int(np.abs(costs).max()), self.nodes)):
+            return super().solve()
+        return solve_by_levels(self, [np.concatenate(level) for level in self.levels], between)
