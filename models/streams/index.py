@@ -218,7 +218,9 @@ def _move_costs(problem: StreamsProblem, tasks: _TaskNames, n_tasks: int) -> tup
     warnings = []
     unknown = [name for name, t in zip(names, found.tolist(), strict=True) if t < 0]
     if unknown:
-        warnings.append(f"{len(unknown)} task_costs on tasks that do not exist ignored: {', '.join(sorted(unknown)[:5])}")
+        warnings.append(
+            f"{len(unknown)} task_costs on tasks that do not exist ignored: {', '.join(sorted(unknown)[:5])}"
+        )
     if problem.options.stickiness != "restore_cost":
         warnings.append("task_costs ignored: options.stickiness is tasks (moves are counted, not weighed)")
         return move_cost, warnings

@@ -41,6 +41,13 @@ class StreamsTarget:
 
 CHECK_EVERY = 2_048
 """loop iterations between two looks at the budget."""
+MOST_SUMMED_COSTS = 2**62
+"""With restore costs, every task's items (active and standbys) may cost this much in all: a
+flow's total cost is a 64-bit integer."""
+WEIGHED_COST_MARGIN = 8
+"""OR-Tools' min-cost flow refuses costs up to 4x below `costs_fit`'s bound (measured: 2.6e17 on
+17 nodes is BAD_COST_RANGE); counted moves stay far below it, but with restore costs one
+weighted sum comes near, so it is tried only this far inside the bound (else level by level)."""
 EXACT_STANDBY_ARCS = 2_000_000
 """The per-class standby model (one arc per class and client) is tried up to this size."""
 
@@ -54,6 +61,8 @@ def solve_streams_flows(
     would overflow 64-bit costs (from about 50k tasks x 1,000 clients), or always with
     `split_levels`."""
     budget = budget or TimeBudget(float("inf"))
+    if index.weighted and (1 + index.replicas) * index.cost_of(index.stateful) >= MOST_SUMMED_COSTS:
+        raise SolverFailure("the restore costs sum past what 64-bit flow costs can hold")
     active = _solve_actives(index, budget, split_levels)
     budget.check("the streams active flow")
     classes = _standby_classes(index, active)
@@ -174,6 +183,11 @@ def _active_class(index: StreamsIndex, t: int) -> _ActiveClass:
     )
 
 
+def _fits(index: StreamsIndex, max_cost: int, nodes: int) -> bool:
+    """Whether one weighted sum with arc costs up to `max_cost` fits a flow on `nodes` nodes."""
+    return costs_fit(max_cost * (WEIGHED_COST_MARGIN if index.weighted else 1), nodes)
+
+
 def _solve_actives(index: StreamsIndex, budget: TimeBudget, split_levels: bool) -> np.ndarray:
     n, n_subs, n_tasks = index.client_count, len(index.subtopologies), index.task_count
     if n_tasks == 0:
@@ -191,7 +205,7 @@ def _solve_actives(index: StreamsIndex, budget: TimeBudget, split_levels: bool) 
     levels = (weights, *weights.split()) if summable else weights.split()
     net, costs, direct_rows, pool_rows = _active_network(index, classes, levels, budget)
     budget.check("the streams active flow")
-    if summable and (not len(costs[0]) or costs_fit(int(np.abs(costs[0]).max()), net.nodes)):
+    if summable and (not len(costs[0]) or _fits(index, int(np.abs(costs[0]).max()), net.nodes)):
         flows = net.solve()
     else:
         flows = solve_by_levels(net, costs[1:] if summable else costs, lambda: budget.check("the streams active flow"))
@@ -380,6 +394,7 @@ class _StandbyNetwork(FlowNetwork):
 
     def __init__(self, index: StreamsIndex) -> None:
         super().__init__()
+        self.index = index
         r = index.replicas
         # weights, lowest level first: a standby on its active's rack (KIP-925), a standby move,
         # a unit of stateful excess (each outweighs every unit of the levels below)
@@ -401,6 +416,8 @@ class _StandbyNetwork(FlowNetwork):
 
     def solve(self, between: Callable[[], None] = lambda: None) -> np.ndarray:
         costs = self.costs()
-        if costs_fit(self.excess * 3, 1) and (not len(costs) or costs_fit(int(np.abs(costs).max()), self.nodes)):
+        if costs_fit(self.excess * 3, 1) and (
+            not len(costs) or _fits(self.index, int(np.abs(costs).max()), self.nodes)
+        ):
             return super().solve()
         return solve_by_levels(self, [np.concatenate(level) for level in self.levels], between)

@@ -18,10 +18,13 @@ import numpy as np
 from scipy import optimize, sparse
 
 from stickyd.models.streams.index import StreamsIndex
-from stickyd.solvers.streams.standby_bound import StreamsBound, _network
+from stickyd.solvers.streams.standby_bound import LevelWeights, StreamsBound, _network
 
 LP_ARCS_LIMIT = 2_000_000
 """Beyond this many arcs the programme is not tried."""
+LP_EXACT_COSTS = 10**6
+"""With restore costs, the programme is tried only while the summed costs of every task's items
+stay below this: HiGHS' tolerances are relative, and its figures are compared as integers."""
 
 EPSILON = 1e-6
 
@@ -31,8 +34,12 @@ def lp_proves(index: StreamsIndex, answer: StreamsBound, seconds: float, proven:
     SciPy); the first `proven` levels are known optimal already (they are only held)."""
     if index.replicas == 0 or seconds <= 0:
         return False
+    if index.weighted and index.cost_of(index.stateful) * (1 + index.replicas) > LP_EXACT_COSTS:
+        return False
     started = time.monotonic()
-    net, rows = _network(index, chained=True, tied=True, allowed_excess=answer.stateful_excess, joint=True)
+    net, rows = _network(
+        index, LevelWeights.summed(index), chained=True, tied=True, allowed_excess=answer.stateful_excess, joint=True
+    )
     tails, heads, caps, supply = net.arrays()
     if len(tails) > LP_ARCS_LIMIT or rows.stateful_actives is None or rows.standbys is None:
         return False
@@ -65,17 +72,21 @@ def lp_proves(index: StreamsIndex, answer: StreamsBound, seconds: float, proven:
     limit_values = [np.concatenate([-lo, hi]).astype(np.float64)]
     bounds = np.stack([np.zeros(size), np.concatenate([caps.astype(np.float64), np.full(n, np.inf)])], axis=1)
 
-    def indicator(indices: np.ndarray) -> np.ndarray:
+    def indicator(indices: np.ndarray, weights: np.ndarray | float = 1.0) -> np.ndarray:
         vector = np.zeros(size)
-        vector[indices] = 1.0
+        vector[indices] = weights
         return vector
 
-    kept = np.concatenate([arcs[r] for r in rows.kept]) if rows.kept else np.zeros(0, np.int64)
-    held = np.concatenate([arcs[r] for r in rows.standby]) if rows.standby else np.zeros(0, np.int64)
+    def weighed(slices: list[slice], weights: list[np.ndarray]) -> np.ndarray:
+        """per arc of `slices`, what a unit on it weighs (its task's restore cost, 1 when counted)."""
+        if not slices:
+            return np.zeros(size)
+        return indicator(np.concatenate([arcs[r] for r in slices]), np.concatenate(weights).astype(np.float64))
+
     levels = (
         (indicator(n_arcs + clients), answer.stateful_excess),  # least excess
-        (-indicator(kept), -answer.kept_actives),  # most kept actives
-        (-indicator(held), -(rows.previous - answer.standby_moves)),  # most kept standbys
+        (-weighed(rows.kept, rows.kept_weight), -answer.kept_actives),  # most kept actives
+        (-weighed(rows.standby, rows.standby_weight), -(rows.previous - answer.standby_moves)),  # most kept standbys
     )
     for level, (objective, reached) in enumerate(levels):
         if level < proven:
