@@ -24,6 +24,7 @@ from stickyd.solvers.streams.quick_fill import solve_quick_streams
 from stickyd.solvers.streams.result import balance_excess, build_streams_solution, standby_move_cost
 from stickyd.solvers.streams.stage_estimates import answer_s, flows_s, skipped, sticky_s
 from stickyd.solvers.streams.standby_bound import StreamsBound, streams_bounds
+from stickyd.solvers.streams.stateless import settle_stateless
 from stickyd.solvers.time_policy import DEFAULT_TIME_LIMIT_MS, OPTIMAL_SHARE
 
 log = logging.getLogger(__name__)
@@ -112,8 +113,23 @@ def _optimal_or_fallback(index: StreamsIndex, whole: TimeBudget) -> tuple[Stream
     else:
         # the integer programme's target where it beat the flows'
         solver = "min-cost-flow" if certified is target else "cp-sat"
-        return certified, Outcome(strategy="optimal", solver=solver, optimal=proven, warnings=warnings)
+        return _settled(index, certified, budget), Outcome(
+            strategy="optimal", solver=solver, optimal=proven, warnings=warnings
+        )
     return _fallback(index, whole, "optimal", (why,), cause)
+
+
+def _settled(index: StreamsIndex, target: StreamsTarget, budget: TimeBudget) -> StreamsTarget:
+    """The tie-breaks below every level, on the stateless tasks (solvers/streams/stateless.py):
+    fewest moved, then fewest idle clients; the target as it is when time is up or the result
+    would not be a valid target."""
+    if budget.expired():
+        return target
+    try:
+        settled = settle_stateless(index, target)
+    except SolverFailure:
+        return target
+    return target if target_violations(index, settled.active, settled.standby) else settled
 
 
 def _cause_of(reason: SolveTimeout | SolverFailure) -> FallbackCause:
