@@ -74,7 +74,7 @@ def test_arbitrary_claims_and_costs_up_to_the_largest_give_valid_answers_true_to
 
 
 PROVEN_SHARE = 0.95
-"""(every one of these cases was proven when this was written)"""
+"""The share proven for every event type (all 40 cases of each are, on these seeds)."""
 CASES = 40
 
 
