@@ -72,21 +72,14 @@ def lp_proves(index: StreamsIndex, answer: StreamsBound, seconds: float, proven:
     limit_values = [np.concatenate([-lo, hi]).astype(np.float64)]
     bounds = np.stack([np.zeros(size), np.concatenate([caps.astype(np.float64), np.full(n, np.inf)])], axis=1)
 
-    def indicator(indices: np.ndarray, weights: np.ndarray | float = 1.0) -> np.ndarray:
-        vector = np.zeros(size)
-        vector[indices] = weights
-        return vector
-
-    def weighed(slices: list[slice], weights: list[np.ndarray]) -> np.ndarray:
-        """per arc of `slices`, what a unit on it weighs (its task's restore cost, 1 when counted)."""
-        if not slices:
-            return np.zeros(size)
-        return indicator(np.concatenate([arcs[r] for r in slices]), np.concatenate(weights).astype(np.float64))
-
+    excess = np.zeros(size)
+    excess[n_arcs + clients] = 1.0
+    # least excess, most kept actives, most kept standbys (kept items weighed by restore cost)
+    kept_standbys = rows.previous - answer.standby_moves
     levels = (
-        (indicator(n_arcs + clients), answer.stateful_excess),  # least excess
-        (-weighed(rows.kept, rows.kept_weight), -answer.kept_actives),  # most kept actives
-        (-weighed(rows.standby, rows.standby_weight), -(rows.previous - answer.standby_moves)),  # most kept standbys
+        (excess, answer.stateful_excess),
+        (-_weighed(size, rows.kept, rows.kept_weight), -answer.kept_actives),
+        (-_weighed(size, rows.standby, rows.standby_weight), -kept_standbys),
     )
     for level, (objective, reached) in enumerate(levels):
         if level < proven:
@@ -113,3 +106,13 @@ def lp_proves(index: StreamsIndex, answer: StreamsBound, seconds: float, proven:
         limits.append(sparse.csr_matrix(objective.reshape(1, -1)))
         limit_values.append(np.array([float(reached)]))
     return True
+
+
+def _weighed(size: int, slices: list[slice], weights: list[np.ndarray]) -> np.ndarray:
+    """An objective over the programme's `size` columns: per arc of `slices`, what a unit on it
+    weighs (its task's restore cost, 1 where moves are counted)."""
+    vector = np.zeros(size)
+    if slices:
+        columns = np.concatenate([np.arange(r.start, r.stop) for r in slices])
+        vector[columns] = np.concatenate(weights).astype(np.float64)
+    return vector

@@ -95,6 +95,18 @@ def build_streams_solution(
         running_map[client] = ClientAssignment.model_construct(
             active=running_active[j], standby=running_standby[j], warmup=warmups[j]
         )
+    stats = _stats(problem, index, target, outcome, int((warmup_of >= 0).sum()), time_ms)
+    return StreamsSolution.model_construct(
+        assignment=running_map,
+        target=target_map,
+        followup_rebalance=bool((running != target.active).any()),
+        stats=stats,
+    )
+
+
+def _stats(
+    problem: StreamsProblem, index: StreamsIndex, target: StreamsTarget, outcome: Outcome, warmups: int, time_ms: float
+) -> StreamsStats:
     excess = balance_excess(index, target)
     warnings = list(index.warnings) + list(outcome.warnings)
     if any(excess.values()):
@@ -110,20 +122,16 @@ def build_streams_solution(
         fallback=outcome.fallback,
         active_moves=active_moves(index, target),
         standby_moves=standby_moves(index, target),
+        # the restore-cost figures only where they were asked for
         active_move_cost=active_move_cost(index, target) if index.weighted else None,
         standby_move_cost=standby_move_cost(index, target) if index.weighted else None,
-        warmups=int((warmup_of >= 0).sum()),
+        warmups=warmups,
         balance=_balance(index, target),
         time_ms=round(time_ms, 3),
         warnings=warnings,
     )
     stats._fallback_cause = outcome.fallback_cause
-    return StreamsSolution.model_construct(
-        assignment=running_map,
-        target=target_map,
-        followup_rebalance=bool((running != target.active).any()),
-        stats=stats,
-    )
+    return stats
 
 
 def _by_client(names: tuple[str, ...], n: int, client: np.ndarray, task: np.ndarray) -> list[list[str]]:
