@@ -126,9 +126,14 @@ def print_streams_table(problem: StreamsProblem, solution: StreamsSolution, cons
         )
     console.print(view)
     s = solution.stats
+    costs = (
+        f"restore cost moved {s.active_move_cost:,} active · {s.standby_move_cost:,} standby · "
+        if s.active_move_cost is not None and s.standby_move_cost is not None
+        else ""
+    )
     console.print(
         f"strategy {s.strategy} · solver {s.solver} · optimal {s.optimal} · fallback {s.fallback} · "
-        f"active moves {s.active_moves} · standby moves {s.standby_moves} · warm-ups {s.warmups} · "
+        f"active moves {s.active_moves} · standby moves {s.standby_moves} · {costs}warm-ups {s.warmups} · "
         f"follow-up rebalance {solution.followup_rebalance} · {s.time_ms:.1f} ms"
     )
     for warning in s.warnings:

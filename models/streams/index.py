@@ -46,6 +46,11 @@ class StreamsIndex:
     """standbys per stateful task: num_standby_replicas, fewer when clients are too few."""
     racks: tuple[str | None, ...]
     warnings: tuple[str, ...]
+    move_cost: np.ndarray
+    """per task: what its move weighs at the stickiness levels: its `task_costs` entry (1 without
+    one) with `stickiness: restore_cost`, else 1 (moves are counted)."""
+    weighted: bool = False
+    """`stickiness: restore_cost`: the stickiness levels sum `move_cost` instead of counting."""
 
     @property
     def task_count(self) -> int:
@@ -79,6 +84,12 @@ class StreamsIndex:
         ends = np.searchsorted(pairs[:, 0], tasks, side="right").tolist()
         clients = pairs[:, 1].tolist()
         return [clients[a:b] for a, b in zip(starts, ends, strict=True)]
+
+    def cost_of(self, tasks: np.ndarray) -> int:
+        """The summed move costs of `tasks` (a mask or ids), exactly (restore costs up to 10^15
+        each may pass int64 when summed)."""
+        chosen = self.move_cost[tasks]
+        return sum(chosen.tolist()) if self.weighted else len(chosen)
 
     def task_name(self, t: int) -> str:
         return self.names[t]
@@ -172,6 +183,8 @@ def index_streams_problem(problem: StreamsProblem) -> StreamsIndex:
         warnings.append(f"{len(stale)} claims on tasks that no longer exist ignored: {', '.join(sorted(stale)[:5])}")
     if len(twice):
         warnings.append(f"{len(twice)} tasks claimed active by two clients count as owned by neither")
+    move_cost, cost_warnings = _move_costs(problem, tasks, n_tasks)
+    warnings += cost_warnings
     replicas = min(problem.config.num_standby_replicas, len(clients) - 1)
     if replicas < problem.config.num_standby_replicas and stateful.any():
         warnings.append(f"only {replicas} standby replicas per task: there are {len(clients)} clients")
@@ -189,7 +202,31 @@ def index_streams_problem(problem: StreamsProblem) -> StreamsIndex:
         replicas=replicas,
         racks=tuple(c.rack for c in clients),
         warnings=tuple(warnings),
+        move_cost=move_cost,
+        weighted=problem.options.stickiness == "restore_cost",
     )
+
+
+def _move_costs(problem: StreamsProblem, tasks: _TaskNames, n_tasks: int) -> tuple[np.ndarray, list[str]]:
+    """per task, what its move weighs (1 unless `stickiness: restore_cost` and `task_costs` say
+    otherwise), and what the caller should hear about `task_costs`."""
+    move_cost = np.ones(n_tasks, dtype=np.int64)
+    if not problem.task_costs:
+        return move_cost, []
+    names = list(problem.task_costs)
+    found = tasks.resolve([names], len(names))
+    warnings = []
+    unknown = [name for name, t in zip(names, found.tolist(), strict=True) if t < 0]
+    if unknown:
+        warnings.append(
+            f"{len(unknown)} task_costs on tasks that do not exist ignored: {', '.join(sorted(unknown)[:5])}"
+        )
+    if problem.options.stickiness != "restore_cost":
+        warnings.append("task_costs ignored: options.stickiness is tasks (moves are counted, not weighed)")
+        return move_cost, warnings
+    known = found >= 0
+    move_cost[found[known]] = np.fromiter(problem.task_costs.values(), dtype=np.int64, count=len(names))[known]
+    return move_cost, warnings
 
 
 @dataclass

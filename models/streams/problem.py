@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from stickyd.models.fallback_cause import FallbackCause
 from stickyd.models.int_ranges import INT32_MAX, Int32, Int64
@@ -16,6 +24,10 @@ TASK_NAME = re.compile(r"^(.+)_(0|[1-9][0-9]*)$")
 
 INT32_DIGITS = len(str(INT32_MAX))
 StreamsStrategy = Literal["optimal", "greedy", "sticky"]
+Stickiness = Literal["tasks", "restore_cost"]
+MAX_TASK_COST = 10**15
+"""The largest restore cost of one task (docs/wire-format.md, restore costs)."""
+TaskCost = Annotated[int, Field(ge=0, le=MAX_TASK_COST)]
 Id = Annotated[str, Field(min_length=1)]
 
 
@@ -92,6 +104,9 @@ class StreamsConfig(_Frozen):
 class StreamsOptions(_Frozen):
     strategy: StreamsStrategy = "optimal"
     time_limit_ms: Annotated[int, Field(gt=0, le=3_600_000)] | None = None
+    stickiness: Stickiness = "tasks"
+    """`tasks`: the stickiness levels count moved tasks; `restore_cost`: they sum the moved
+    tasks' `task_costs` (what restoring their state costs the new owner)."""
 
 
 class StreamsProblem(_Frozen):
@@ -99,9 +114,19 @@ class StreamsProblem(_Frozen):
     clients: Annotated[list[StreamsClient], Field(min_length=1)]
     config: StreamsConfig = Field(default_factory=StreamsConfig)
     options: StreamsOptions = Field(default_factory=StreamsOptions)
+    task_costs: dict[str, TaskCost] = Field(default_factory=dict)
+    """task name -> what moving it costs (its state's restore, e.g. the changelog's size); 1
+    for a task without an entry. Weighs the moves only with `options.stickiness: restore_cost`."""
 
     @model_validator(mode="after")
     def _unique_ids(self) -> StreamsProblem:
+        if not _all_task_names(self.task_costs.keys()):
+            for name in self.task_costs:
+                if parse_task(name) is None:
+                    raise ValueError(
+                        f"task_costs.{name}: task name {name!r} is not <subtopology>_<partition> "
+                        "(partition 0..2147483647)"
+                    )
         lists = (("subtopologies", [s.id for s in self.subtopologies]), ("clients", [c.id for c in self.clients]))
         for field, ids in lists:
             seen: dict[str, int] = {}
@@ -136,11 +161,24 @@ class StreamsStats(_Frozen):
     fallback: bool
     active_moves: int
     standby_moves: int
+    active_move_cost: int | None = None
+    """with `stickiness: restore_cost`: the summed task_costs of the stateful actives that move."""
+    standby_move_cost: int | None = None
+    """with `stickiness: restore_cost`: the summed task_costs of the standby replicas that move."""
     warmups: int
     balance: StreamsBalance
     time_ms: float
     warnings: list[str] = Field(default_factory=list)
     _fallback_cause: FallbackCause | None = PrivateAttr(default=None)
+
+    @model_serializer(mode="wrap")
+    def _without_absent_costs(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The restore-cost figures appear only where they were asked for."""
+        out: dict[str, Any] = handler(self)
+        for name in ("active_move_cost", "standby_move_cost"):
+            if out.get(name, 0) is None:
+                del out[name]
+        return out
 
     @property
     def fallback_cause(self) -> FallbackCause | None:

@@ -126,10 +126,14 @@ def _check_stats(index: StreamsIndex, solution: StreamsSolution, active: np.ndar
     stats = solution.stats
     n = index.client_count
     had = index.stateful & (index.prev_active >= 0)
-    moved_standbys = 0
+    cost = index.move_cost.tolist()
+    moved_standbys = moved_standby_cost = 0
     for t in np.flatnonzero(index.stateful).tolist():
         holders = set(standby[t].tolist()) | {int(active[t])}
-        moved_standbys += len(index.prev_standby[t] - holders)
+        moved = len(index.prev_standby[t] - holders)
+        moved_standbys += moved
+        moved_standby_cost += moved * cost[t]
+    moved_active_cost = sum(cost[t] for t in np.flatnonzero(had & (active != index.prev_active)).tolist())
     counts = np.bincount(active, minlength=n)
     stateful = np.bincount(active[index.stateful], minlength=n) + np.bincount(standby[standby >= 0], minlength=n)
     if len(set(index.capacity.tolist())) > 1:
@@ -145,6 +149,9 @@ def _check_stats(index: StreamsIndex, solution: StreamsSolution, active: np.ndar
         "balance.active": [int(counts.min()), int(counts.max())],
         "balance.stateful": [int(stateful.min()), int(stateful.max())],
         "balance.subtopology_spread": spread,
+        # stickiness restore_cost: the moves' summed task_costs (absent otherwise)
+        "active_move_cost": moved_active_cost if index.weighted else None,
+        "standby_move_cost": moved_standby_cost if index.weighted else None,
     }
     said: dict[str, object] = {
         "active_moves": stats.active_moves,
@@ -152,6 +159,8 @@ def _check_stats(index: StreamsIndex, solution: StreamsSolution, active: np.ndar
         "balance.active": list(stats.balance.active),
         "balance.stateful": list(stats.balance.stateful),
         "balance.subtopology_spread": stats.balance.subtopology_spread,
+        "active_move_cost": stats.active_move_cost,
+        "standby_move_cost": stats.standby_move_cost,
     }
     out = [
         f"stats.{name}: says {said[name]}, the target has {value}"

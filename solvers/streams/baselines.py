@@ -46,7 +46,8 @@ def solve_sticky(index: StreamsIndex, budget: TimeBudget | None = None) -> Strea
     """Previous active owner first, then a caught-up client, then the least loaded one, within
     each client's active share (so active balance always holds); standbys stay where they were
     while the client is within its stateful share, the rest go to the clients with the fewest
-    stateful tasks. Per-subtopology and stateful balance are preferred, not guaranteed.
+    stateful tasks. Per-subtopology and stateful balance are preferred, not guaranteed. With
+    restore costs, the costliest tasks (and standbys) keep their clients first.
     `budget` is asked inside the loops (SolveTimeout once it is spent)."""
     budget = budget or TimeBudget(float("inf"))
     n = index.client_count
@@ -81,6 +82,10 @@ def solve_sticky(index: StreamsIndex, budget: TimeBudget | None = None) -> Strea
         range(index.task_count),
         key=lambda t: ((int(index.task_sub[t]) + int(index.prev_active[t])) % n_subs, int(index.task_partition[t])),
     )
+    if index.weighted:
+        # restore costs weigh the moves: the costliest tasks stay first, the cheap ones are shed
+        cost = index.move_cost.tolist()
+        rotated.sort(key=lambda t: -cost[t] if index.stateful[t] else 0)
     budget.check(HEURISTIC)
     for i, t in enumerate(rotated):
         if i % CHECK_EVERY == 0:
@@ -125,7 +130,11 @@ def _sticky_standbys(index: StreamsIndex, active: np.ndarray, budget: TimeBudget
         load[j] += 1
         by_load.add((load[j] / index.capacity[j], j))
 
-    for i, t in enumerate(np.flatnonzero(index.stateful).tolist()):
+    stateful = np.flatnonzero(index.stateful)
+    if index.weighted:
+        # restore costs weigh the moves: the costliest standbys keep their clients first
+        stateful = stateful[np.argsort(-index.move_cost[stateful], kind="stable")]
+    for i, t in enumerate(stateful.tolist()):
         if i % CHECK_EVERY == 0:
             budget.check(HEURISTIC)
         owner = int(active[t])

@@ -38,8 +38,9 @@ class CpsatVerdict:
     """a target that beats the answer at some level (and is optimal), when the model found one."""
 
 
-TaskClass = tuple[int, int, frozenset[int]]
-"""(subtopology, previous active client, previous standby clients): tasks interchangeable for every level."""
+TaskClass = tuple[int, int, frozenset[int], int]
+"""(subtopology, previous active client, previous standby clients, restore cost): tasks
+interchangeable for every level."""
 
 
 class _BuildTimeout(Exception):
@@ -58,8 +59,10 @@ def cpsat_certify(
     if seconds <= 0 or not stateful_tasks:
         return CpsatVerdict(False)
     classes: dict[TaskClass, list[int]] = {}
+    cost = index.move_cost.tolist()
     for t in stateful_tasks:
-        classes.setdefault((int(index.task_sub[t]), int(index.prev_active[t]), index.prev_standby[t]), []).append(t)
+        key = (int(index.task_sub[t]), int(index.prev_active[t]), index.prev_standby[t], cost[t])
+        classes.setdefault(key, []).append(t)
     if len(classes) * index.client_count > CPSAT_CELLS_LIMIT:
         return CpsatVerdict(False)
     started = time.monotonic()
@@ -165,10 +168,12 @@ class _CertificateModel:
     def _levels(self, answer: StreamsBound) -> tuple[tuple[Any, int], ...]:
         """Each level's objective (to minimise) and the answer's figure on it."""
         keys, act, sby = self.keys, self.act, self.sby
-        kept_actives = sum(act[c][key[1]] for c, key in enumerate(keys) if key[1] >= 0)
+        # (each task weighs its restore cost where moves are weighed, 1 where they are counted)
+        weight = [key[3] if self.index.weighted else 1 for key in keys]
+        kept_actives = sum(weight[c] * act[c][key[1]] for c, key in enumerate(keys) if key[1] >= 0)
         # a previous standby client that holds the task in either role keeps its state
-        kept_standbys = sum(act[c][j] + sby[c][j] for c, key in enumerate(keys) for j in key[2])
-        previous = sum(len(key[2]) * len(self.classes[key]) for key in keys)
+        kept_standbys = sum(weight[c] * (act[c][j] + sby[c][j]) for c, key in enumerate(keys) for j in key[2])
+        previous = sum(weight[c] * len(key[2]) * len(self.classes[key]) for c, key in enumerate(keys))
         return (
             (sum(self.excess), answer.stateful_excess),  # least stateful excess
             (-kept_actives, -answer.kept_actives),  # most kept actives
@@ -222,8 +227,8 @@ class _CertificateModel:
 
 def _realise(
     index: StreamsIndex,
-    classes: dict[tuple[int, int, frozenset[int]], list[int]],
-    counts: dict[tuple[int, int, frozenset[int]], tuple[list[int], list[int]]],
+    classes: dict[TaskClass, list[int]],
+    counts: dict[TaskClass, tuple[list[int], list[int]]],
     stateless: dict[int, list[int]],
 ) -> StreamsTarget | None:
     """A target with the model's counts: within a class the tasks are interchangeable, so any

@@ -21,9 +21,10 @@ from stickyd.solvers.streams.cpsat_bound import cpsat_certify
 from stickyd.solvers.streams.flow import StreamsTarget, solve_streams_flows
 from stickyd.solvers.streams.lp_bound import lp_proves
 from stickyd.solvers.streams.quick_fill import solve_quick_streams
-from stickyd.solvers.streams.result import balance_excess, build_streams_solution, standby_moves
+from stickyd.solvers.streams.result import balance_excess, build_streams_solution, standby_move_cost
 from stickyd.solvers.streams.stage_estimates import answer_s, flows_s, skipped, sticky_s
 from stickyd.solvers.streams.standby_bound import StreamsBound, streams_bounds
+from stickyd.solvers.streams.stateless import settle_stateless
 from stickyd.solvers.time_policy import DEFAULT_TIME_LIMIT_MS, OPTIMAL_SHARE
 
 log = logging.getLogger(__name__)
@@ -112,8 +113,23 @@ def _optimal_or_fallback(index: StreamsIndex, whole: TimeBudget) -> tuple[Stream
     else:
         # the integer programme's target where it beat the flows'
         solver = "min-cost-flow" if certified is target else "cp-sat"
-        return certified, Outcome(strategy="optimal", solver=solver, optimal=proven, warnings=warnings)
+        return _settled(index, certified, budget), Outcome(
+            strategy="optimal", solver=solver, optimal=proven, warnings=warnings
+        )
     return _fallback(index, whole, "optimal", (why,), cause)
+
+
+def _settled(index: StreamsIndex, target: StreamsTarget, budget: TimeBudget) -> StreamsTarget:
+    """The tie-breaks below every level, on the stateless tasks (solvers/streams/stateless.py):
+    fewest moved, then fewest idle clients; the target as it is when time is up or the result
+    would not be a valid target."""
+    if budget.expired():
+        return target
+    try:
+        settled = settle_stateless(index, target)
+    except SolverFailure:
+        return target
+    return target if target_violations(index, settled.active, settled.standby) else settled
 
 
 def _cause_of(reason: SolveTimeout | SolverFailure) -> FallbackCause:
@@ -144,10 +160,11 @@ def _certify(
     `budget` runs out (the answer then stays unproven)."""
     excess = balance_excess(index, target)
     had = index.stateful & (index.prev_active >= 0)
+    # (with restore costs the stickiness levels are summed costs, else counts)
     answer = StreamsBound(
         stateful_excess=excess["stateful"] + (excess["active"] + excess["subtopology"]) * (index.task_count + 1),
-        kept_actives=int((had & (target.active == index.prev_active)).sum()),
-        standby_moves=standby_moves(index, target),
+        kept_actives=index.cost_of(had & (target.active == index.prev_active)),
+        standby_moves=standby_move_cost(index, target),
     )
     warnings: list[str] = []
     shared = _standbys_on_active_rack(index, target)
@@ -183,13 +200,15 @@ def _certify(
             return verdict.better, True, tuple(warnings)
         if verdict.proven and verdict.better is None:
             return target, True, tuple(warnings)
-    level = ("balance", "active moves", "standby moves")[met.index(False)]
+    moves = ("active move cost", "standby move cost") if index.weighted else ("active moves", "standby moves")
+    level = ("balance", *moves)[met.index(False)]
+    most = index.cost_of(had)
     warnings.insert(
         0,
         f"{level} not proven minimal: the answer has {excess['stateful']} stateful excess, "
-        f"{int(had.sum()) - answer.kept_actives} active moves and {answer.standby_moves} standby moves; "
-        f"the lower bounds are {best.stateful_excess}, {int(had.sum()) - best.kept_actives} and "
-        f"{best.standby_moves}",
+        f"{most - answer.kept_actives} {moves[0]} and {answer.standby_moves} {moves[1]}; "
+        f"the lower bounds are {max(best.stateful_excess, 0)}, {most - best.kept_actives if bounds else 0} and "
+        f"{max(best.standby_moves, 0)}",
     )
     return target, False, tuple(warnings)
 

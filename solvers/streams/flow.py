@@ -3,15 +3,13 @@
 Actives: tasks grouped in classes (subtopology, previous owner, caught-up clients) flow
 through per-(subtopology, client) nodes, bounded by the per-subtopology shares, into clients
 bounded by their active shares; a client's stateful actives are softly capped at its stateful
-share. Costs, highest level first: stateful overflow, active moves, moved actives sent to
-clients that are not caught up, stateless churn. The per-subtopology and per-client bounds
-are a 2-D controlled rounding, which always exists, so this flow is always feasible.
+share. Costs, highest level first: stateful overflow, active moves (each weighing its task's
+restore cost with `stickiness: restore_cost`, the classes then split by cost), standby
+pressure, moved actives sent to clients that are not caught up, stateless churn. The
+per-subtopology and per-client bounds are a 2-D controlled rounding, which always exists, so
+this flow is always feasible.
 
-Standbys: given the actives, tasks grouped by (active owner, previous standby clients) keep
-their previous standby clients where they can, the rest go through a pool per active owner
-to any other client, preferably on another rack than the active's (KIP-925); each client's
-standbys are bounded so that its stateful count meets its share, softly (the excess is
-minimised and reported).
+Standbys, given the actives: solvers/streams/standby_flow.py.
 """
 
 from __future__ import annotations
@@ -28,7 +26,7 @@ from stickyd.solvers.consumer.classes import Pool, UnitClasses, materialize
 from stickyd.solvers.errors import SolverFailure
 from stickyd.solvers.flows.levels import solve_by_levels
 from stickyd.solvers.flows.network import FlowNetwork, costs_fit
-from stickyd.solvers.streams.standby_dealing import StandbyClass, place_class_standbys, place_standbys
+from stickyd.solvers.streams.standby_flow import solve_standbys, standby_classes, weighed_costs_fit
 
 
 @dataclass(frozen=True)
@@ -41,6 +39,9 @@ class StreamsTarget:
 
 CHECK_EVERY = 2_048
 """loop iterations between two looks at the budget."""
+MOST_SUMMED_COSTS = 2**62
+"""With restore costs, every task's items (active and standbys) may cost this much in all: a
+flow's total cost is a 64-bit integer."""
 EXACT_STANDBY_ARCS = 2_000_000
 """The per-class standby model (one arc per class and client) is tried up to this size."""
 
@@ -54,27 +55,20 @@ def solve_streams_flows(
     would overflow 64-bit costs (from about 50k tasks x 1,000 clients), or always with
     `split_levels`."""
     budget = budget or TimeBudget(float("inf"))
+    if index.weighted and (1 + index.replicas) * index.cost_of(index.stateful) >= MOST_SUMMED_COSTS:
+        raise SolverFailure("the restore costs sum past what 64-bit flow costs can hold")
     active = _solve_actives(index, budget, split_levels)
     budget.check("the streams active flow")
-    classes = _standby_classes(index, active)
+    classes = standby_classes(index, active)
     try:
-        standby = _solve_standbys(index, active, classes, per_class=False, budget=budget)
+        standby = solve_standbys(index, active, classes, per_class=False, budget=budget)
     except SolverFailure:
         # the pooled counts could not be dealt out: every class straight to every client instead
         if len(classes) * index.client_count > EXACT_STANDBY_ARCS:
             raise
         budget.check("the streams standby flow")
-        standby = _solve_standbys(index, active, classes, per_class=True, budget=budget)
+        standby = solve_standbys(index, active, classes, per_class=True, budget=budget)
     return StreamsTarget(active=active, standby=standby)
-
-
-def _standby_classes(index: StreamsIndex, active: np.ndarray) -> list[StandbyClass]:
-    """Stateful tasks grouped by (active owner, previous standby clients other than the owner)."""
-    keys: dict[tuple[int, frozenset[int]], list[int]] = {}
-    for t in np.flatnonzero(index.stateful).tolist():
-        owner = int(active[t])
-        keys.setdefault((owner, index.prev_standby[t] - {owner}), []).append(t)
-    return list(keys.items())
 
 
 @dataclass(frozen=True)
@@ -89,11 +83,13 @@ class _ActiveClass:
     """clients caught up on these tasks (the owner included when it is)."""
     standbys: frozenset[int]
     """clients that held a standby of these tasks."""
+    restore: int
+    """what moving one of these tasks weighs at the active-moves level (1 when moves are counted)."""
 
     def cost(self, dest: int | None, weights: _ActiveWeights) -> int:
         """Cost of sending one task to `dest` (None: any client, through the pool)."""
         moved = self.owner >= 0 and dest != self.owner
-        value = (weights.move if self.stateful else weights.churn) if moved else 0
+        value = (weights.move * self.restore if self.stateful else weights.churn) if moved else 0
         # an active that must move goes preferably to a caught-up client
         if self.stateful and dest not in self.caught_up:
             value += weights.not_caught_up
@@ -117,6 +113,9 @@ class _ActiveWeights:
     move: int
     overflow: int
 
+    weighted: bool = False
+    """restore costs weigh the moves (`stickiness: restore_cost`)."""
+
     @classmethod
     def for_index(cls, index: StreamsIndex) -> _ActiveWeights:
         n_tasks = index.task_count
@@ -126,17 +125,32 @@ class _ActiveWeights:
         pressure = 2 * n_tasks + 1
         # pressure units (at most one per stateful active, refunds at most one per promotion)
         move = (2 * stateful + 1) * pressure + pressure
-        return cls(churn=1, not_caught_up=not_caught_up, pressure=pressure, move=move, overflow=(stateful + 1) * move)
+        # one unit of overflow outweighs every move (each weighs its restore cost, 1 when counted)
+        most_moves = index.cost_of(index.stateful)
+        return cls(
+            churn=1,
+            not_caught_up=not_caught_up,
+            pressure=pressure,
+            move=move,
+            overflow=(most_moves + 1) * move,
+            weighted=index.weighted,
+        )
 
-    def split(self) -> tuple[_ActiveWeights, _ActiveWeights]:
-        """The same levels as two objectives, each with weights that dominate only within it:
-        (stateful overflow, active moves), then (standby pressure, the tie-breaks). Moves count at
-        most one per stateful task, so an overflow unit weighs one more than all of them."""
-        most_moves = self.overflow // self.move - 1  # the stateful tasks
-        upper = _ActiveWeights(churn=0, not_caught_up=0, pressure=0, move=1, overflow=most_moves + 1)
+    def split(self) -> tuple[_ActiveWeights, ...]:
+        """The same levels as separate objectives, each with weights that dominate only within
+        it: (stateful overflow, active moves), then (standby pressure, the tie-breaks). Moves
+        count at most one per stateful task, so an overflow unit weighs one more than all of
+        them. Where restore costs weigh the moves, overflow and moves are two objectives of their
+        own (their summed costs may be as large as 10^15 a task)."""
+        most_moves = self.overflow // self.move - 1  # the stateful tasks (their summed costs)
         lower = _ActiveWeights(
             churn=self.churn, not_caught_up=self.not_caught_up, pressure=self.pressure, move=0, overflow=0
         )
+        if self.weighted:
+            overflow = _ActiveWeights(churn=0, not_caught_up=0, pressure=0, move=0, overflow=1)
+            moves = _ActiveWeights(churn=0, not_caught_up=0, pressure=0, move=1, overflow=0)
+            return overflow, moves, lower
+        upper = _ActiveWeights(churn=0, not_caught_up=0, pressure=0, move=1, overflow=most_moves + 1)
         return upper, lower
 
 
@@ -148,6 +162,7 @@ def _active_class(index: StreamsIndex, t: int) -> _ActiveClass:
         stateful=stateful,
         caught_up=index.caught_up[t] if stateful else frozenset(),
         standbys=index.prev_standby[t] if stateful else frozenset(),
+        restore=int(index.move_cost[t]) if stateful else 1,
     )
 
 
@@ -168,10 +183,10 @@ def _solve_actives(index: StreamsIndex, budget: TimeBudget, split_levels: bool) 
     levels = (weights, *weights.split()) if summable else weights.split()
     net, costs, direct_rows, pool_rows = _active_network(index, classes, levels, budget)
     budget.check("the streams active flow")
-    if summable and (not len(costs[0]) or costs_fit(int(np.abs(costs[0]).max()), net.nodes)):
+    if summable and (not len(costs[0]) or weighed_costs_fit(index, int(np.abs(costs[0]).max()), net.nodes)):
         flows = net.solve()
     else:
-        flows = solve_by_levels(net, costs[-2:], lambda: budget.check("the streams active flow"))
+        flows = solve_by_levels(net, costs[1:] if summable else costs, lambda: budget.check("the streams active flow"))
 
     n_classes = len(classes)
     direct = np.stack([direct_rows[:, 0], direct_rows[:, 1], flows[direct_rows[:, 2]]], axis=1)
@@ -277,78 +292,3 @@ def _active_network(
     net.supply(sink, -n_tasks)
     level_costs = [np.concatenate(blocks) if blocks else np.zeros(0, np.int64) for blocks in costs]
     return net, level_costs, direct_rows, pool_rows
-
-
-def _solve_standbys(
-    index: StreamsIndex, active: np.ndarray, classes: list[StandbyClass], per_class: bool, budget: TimeBudget
-) -> np.ndarray:
-    """Pooled (per_class=False): a class's new replicas go through its owner's pool, bounded per
-    client by the pool's tasks; small, but the counts may not deal out. Per class: a class's
-    replicas go straight to each client, at most one per task; exact, larger."""
-    n, r = index.client_count, index.replicas
-    standby = np.full((index.task_count, max(r, 1)), -1, dtype=np.int64)[:, :r]
-    tasks = np.flatnonzero(index.stateful)
-    if r == 0 or len(tasks) == 0:
-        return standby
-    owners = sorted({owner for (owner, _), _ in classes})
-    net = FlowNetwork()
-    class0 = net.add_nodes(len(classes))
-    pool0 = net.add_nodes(len(owners))
-    client0 = net.add_nodes(n)
-    sink = net.add_nodes(1)
-    pool_of = {owner: i for i, owner in enumerate(owners)}
-    # weights, lowest level first: a standby on its active's rack (KIP-925), a standby move
-    same_rack = 1
-    move = r * len(tasks) + 1
-    racks = np.array([rack or "" for rack in index.racks], dtype=object)
-
-    def on_rack(owner: int, clients: np.ndarray) -> np.ndarray:
-        rack = racks[owner]
-        return (racks[clients] == rack) & (rack != "") if rack else np.zeros(len(clients), dtype=bool)
-
-    # how many of an owner's tasks could take a new replica on each client (not one it keeps)
-    pool_room = np.zeros((len(owners), n), dtype=np.int64)
-    keep_rows: list[tuple[int, int, slice]] = []
-    class_rows: list[tuple[int, np.ndarray, slice]] = []
-    for c, ((owner, previous), members) in enumerate(classes):
-        net.supply(class0 + c, r * len(members))
-        # a previous standby client keeps its replica: no state to rebuild
-        for j in sorted(previous):
-            cost = same_rack * int(on_rack(owner, np.array([j]))[0])
-            keep_rows.append((c, j, net.add_arcs(class0 + c, client0 + j, len(members), cost)))
-        if per_class:
-            # every other replica is placed anew (a standby move), at most one per task and client
-            fresh = np.array([j for j in range(n) if j != owner and j not in previous], dtype=np.int64)
-            fresh_cost = move + same_rack * on_rack(owner, fresh).astype(np.int64)
-            class_rows.append((c, fresh, net.add_arcs(class0 + c, client0 + fresh, len(members), fresh_cost)))
-            continue
-        # every other replica is placed anew (a standby move)
-        net.add_arcs(class0 + c, pool0 + pool_of[owner], r * len(members), move)
-        pool_room[pool_of[owner]] += len(members)
-        pool_room[pool_of[owner], sorted(previous)] -= len(members)
-    pool_rows: list[tuple[int, slice]] = []
-    clients = np.arange(n)
-    for i, owner in enumerate(owners if not per_class else []):
-        others = clients[clients != owner]
-        # never a standby beside its active, nor two replicas of a task on one client
-        rack_cost = same_rack * on_rack(owner, others).astype(np.int64)
-        pool_rows.append((owner, net.add_arcs(pool0 + i, client0 + others, pool_room[i, others], rack_cost)))
-    active_sf = np.bincount(active[tasks], minlength=n)
-    lo_sf, hi_sf = index.stateful_bounds()
-    lo = np.maximum(lo_sf - active_sf, 0)
-    hi = np.maximum(hi_sf - active_sf, lo)
-    most = len(tasks) - active_sf
-    # stateful balance, softly: short of the share or over it costs more than any standby move
-    penalty = (r * len(tasks) + 1) * move
-    net.add_arcs(client0 + clients, sink, np.minimum(lo, most), 0)
-    net.add_arcs(client0 + clients, sink, np.maximum(np.minimum(hi, most) - np.minimum(lo, most), 0), penalty)
-    net.add_arcs(client0 + clients, sink, np.maximum(most - np.minimum(hi, most), 0), 2 * penalty)
-    net.supply(sink, -r * len(tasks))
-    budget.check("the streams standby flow")
-    flows = net.solve()
-    budget.check("the streams standby flow")
-    if per_class:
-        place_class_standbys(classes, keep_rows, class_rows, flows, standby)
-    else:
-        place_standbys(index, classes, keep_rows, pool_rows, flows, standby, budget)
-    return standby

@@ -18,10 +18,13 @@ import numpy as np
 from scipy import optimize, sparse
 
 from stickyd.models.streams.index import StreamsIndex
-from stickyd.solvers.streams.standby_bound import StreamsBound, _network
+from stickyd.solvers.streams.standby_bound import LevelWeights, StreamsBound, _network
 
 LP_ARCS_LIMIT = 2_000_000
 """Beyond this many arcs the programme is not tried."""
+LP_EXACT_COSTS = 10**6
+"""With restore costs, the programme is tried only while the summed costs of every task's items
+stay below this: HiGHS' tolerances are relative, and its figures are compared as integers."""
 
 EPSILON = 1e-6
 
@@ -31,8 +34,12 @@ def lp_proves(index: StreamsIndex, answer: StreamsBound, seconds: float, proven:
     SciPy); the first `proven` levels are known optimal already (they are only held)."""
     if index.replicas == 0 or seconds <= 0:
         return False
+    if index.weighted and index.cost_of(index.stateful) * (1 + index.replicas) > LP_EXACT_COSTS:
+        return False
     started = time.monotonic()
-    net, rows = _network(index, chained=True, tied=True, allowed_excess=answer.stateful_excess, joint=True)
+    net, rows = _network(
+        index, LevelWeights.summed(index), chained=True, tied=True, allowed_excess=answer.stateful_excess, joint=True
+    )
     tails, heads, caps, supply = net.arrays()
     if len(tails) > LP_ARCS_LIMIT or rows.stateful_actives is None or rows.standbys is None:
         return False
@@ -65,17 +72,14 @@ def lp_proves(index: StreamsIndex, answer: StreamsBound, seconds: float, proven:
     limit_values = [np.concatenate([-lo, hi]).astype(np.float64)]
     bounds = np.stack([np.zeros(size), np.concatenate([caps.astype(np.float64), np.full(n, np.inf)])], axis=1)
 
-    def indicator(indices: np.ndarray) -> np.ndarray:
-        vector = np.zeros(size)
-        vector[indices] = 1.0
-        return vector
-
-    kept = np.concatenate([arcs[r] for r in rows.kept]) if rows.kept else np.zeros(0, np.int64)
-    held = np.concatenate([arcs[r] for r in rows.standby]) if rows.standby else np.zeros(0, np.int64)
+    excess = np.zeros(size)
+    excess[n_arcs + clients] = 1.0
+    # least excess, most kept actives, most kept standbys (kept items weighed by restore cost)
+    kept_standbys = rows.previous - answer.standby_moves
     levels = (
-        (indicator(n_arcs + clients), answer.stateful_excess),  # least excess
-        (-indicator(kept), -answer.kept_actives),  # most kept actives
-        (-indicator(held), -(rows.previous - answer.standby_moves)),  # most kept standbys
+        (excess, answer.stateful_excess),
+        (-_weighed(size, rows.kept, rows.kept_weight), -answer.kept_actives),
+        (-_weighed(size, rows.standby, rows.standby_weight), -kept_standbys),
     )
     for level, (objective, reached) in enumerate(levels):
         if level < proven:
@@ -102,3 +106,13 @@ def lp_proves(index: StreamsIndex, answer: StreamsBound, seconds: float, proven:
         limits.append(sparse.csr_matrix(objective.reshape(1, -1)))
         limit_values.append(np.array([float(reached)]))
     return True
+
+
+def _weighed(size: int, slices: list[slice], weights: list[np.ndarray]) -> np.ndarray:
+    """An objective over the programme's `size` columns: per arc of `slices`, what a unit on it
+    weighs (its task's restore cost, 1 where moves are counted)."""
+    vector = np.zeros(size)
+    if slices:
+        columns = np.concatenate([np.arange(r.start, r.stop) for r in slices])
+        vector[columns] = np.concatenate(weights).astype(np.float64)
+    return vector

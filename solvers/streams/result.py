@@ -95,6 +95,18 @@ def build_streams_solution(
         running_map[client] = ClientAssignment.model_construct(
             active=running_active[j], standby=running_standby[j], warmup=warmups[j]
         )
+    stats = _stats(problem, index, target, outcome, int((warmup_of >= 0).sum()), time_ms)
+    return StreamsSolution.model_construct(
+        assignment=running_map,
+        target=target_map,
+        followup_rebalance=bool((running != target.active).any()),
+        stats=stats,
+    )
+
+
+def _stats(
+    problem: StreamsProblem, index: StreamsIndex, target: StreamsTarget, outcome: Outcome, warmups: int, time_ms: float
+) -> StreamsStats:
     excess = balance_excess(index, target)
     warnings = list(index.warnings) + list(outcome.warnings)
     if any(excess.values()):
@@ -110,18 +122,16 @@ def build_streams_solution(
         fallback=outcome.fallback,
         active_moves=active_moves(index, target),
         standby_moves=standby_moves(index, target),
-        warmups=int((warmup_of >= 0).sum()),
+        # the restore-cost figures only where they were asked for
+        active_move_cost=active_move_cost(index, target) if index.weighted else None,
+        standby_move_cost=standby_move_cost(index, target) if index.weighted else None,
+        warmups=warmups,
         balance=_balance(index, target),
         time_ms=round(time_ms, 3),
         warnings=warnings,
     )
     stats._fallback_cause = outcome.fallback_cause
-    return StreamsSolution.model_construct(
-        assignment=running_map,
-        target=target_map,
-        followup_rebalance=bool((running != target.active).any()),
-        stats=stats,
-    )
+    return stats
 
 
 def _by_client(names: tuple[str, ...], n: int, client: np.ndarray, task: np.ndarray) -> list[list[str]]:
@@ -172,12 +182,28 @@ def active_moves(index: StreamsIndex, target: StreamsTarget) -> int:
     return int((had & (target.active != index.prev_active)).sum())
 
 
+def active_move_cost(index: StreamsIndex, target: StreamsTarget) -> int:
+    """The active level's figure: active moves, or (restore_cost) their summed costs."""
+    had = index.stateful & (index.prev_active >= 0)
+    return index.cost_of(had & (target.active != index.prev_active))
+
+
 def standby_moves(index: StreamsIndex, target: StreamsTarget) -> int:
     """Previous standby replicas (of stateful tasks) whose client no longer holds the task at all."""
+    return len(_moved_standby_tasks(index, target))
+
+
+def standby_move_cost(index: StreamsIndex, target: StreamsTarget) -> int:
+    """The standby level's figure: standby moves, or (restore_cost) their summed costs."""
+    return index.cost_of(_moved_standby_tasks(index, target))
+
+
+def _moved_standby_tasks(index: StreamsIndex, target: StreamsTarget) -> np.ndarray:
+    """per moved previous standby replica: its task."""
     pairs = index.standby_pairs[index.stateful[index.standby_pairs[:, 0]]]
     tasks, clients = pairs[:, 0], pairs[:, 1]
     kept = (target.active[tasks] == clients) | (target.standby[tasks] == clients[:, None]).any(axis=1)
-    return int((~kept).sum())
+    return tasks[~kept]
 
 
 def _balance(index: StreamsIndex, target: StreamsTarget) -> StreamsBalance:

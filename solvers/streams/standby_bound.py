@@ -25,10 +25,11 @@ import numpy as np
 
 from stickyd.models.streams.index import StreamsIndex
 from stickyd.solvers.errors import SolverFailure
+from stickyd.solvers.flows.levels import solve_by_levels
 from stickyd.solvers.flows.network import FlowNetwork
 
-BoundClass = tuple[int, int, frozenset[int]]
-"""(subtopology, previous active owner or -1, previous standby clients)."""
+BoundClass = tuple[int, int, frozenset[int], int]
+"""(subtopology, previous active owner or -1, previous standby clients, restore cost)."""
 
 
 @dataclass(frozen=True)
@@ -38,9 +39,33 @@ class StreamsBound:
     stateful_excess: int
     """the least total excess of stateful counts over the shares (0: all balances can be met)."""
     kept_actives: int
-    """the most stateful actives kept by their previous owner."""
+    """the most stateful actives kept by their previous owner (with restore costs: the most of
+    their summed costs)."""
     standby_moves: int
-    """the fewest standby moves."""
+    """the fewest standby moves (with restore costs: the least of their summed costs)."""
+
+
+@dataclass(frozen=True)
+class LevelWeights:
+    """What a relaxation's arcs weigh per unit: kept standbys and kept actives (times the task's
+    restore cost, 1 where moves are counted), units of stateful excess."""
+
+    keep_standby: int
+    keep_active: int
+    excess: int
+
+    @classmethod
+    def summed(cls, index: StreamsIndex) -> LevelWeights:
+        """The three levels in one cost: one kept active outweighs every kept standby, one unit
+        of excess every kept item."""
+        tasks = index.stateful
+        previous = index.cost_of(index.standby_pairs[tasks[index.standby_pairs[:, 0]], 0])
+        keep_active = previous + 1
+        return cls(keep_standby=1, keep_active=keep_active, excess=keep_active * (index.cost_of(tasks) + 1))
+
+
+LEVELS = (LevelWeights(0, 0, 1), LevelWeights(0, 1, 0), LevelWeights(1, 0, 0))
+"""The three levels one at a time, highest first (solved by solvers/flows/levels.py)."""
 
 
 def streams_bounds(index: StreamsIndex) -> Iterator[StreamsBound]:
@@ -54,7 +79,10 @@ def streams_bounds(index: StreamsIndex) -> Iterator[StreamsBound]:
     if not index.stateful.any():
         yield StreamsBound(0, 0, 0)
         return
-    pooled = _solve(index, chained=False, tied=False, allowed_excess=0)
+    try:
+        pooled = _solve(index, chained=False, tied=False, allowed_excess=0)
+    except SolverFailure:
+        return  # restore costs too large for 64-bit flow costs: these relaxations bound nothing
     yield pooled
     if index.replicas == 0 or pooled.stateful_excess == 0:
         for tied in (True, False):
@@ -63,20 +91,42 @@ def streams_bounds(index: StreamsIndex) -> Iterator[StreamsBound]:
             except SolverFailure:
                 continue  # the chained relaxation's standby ranges admit nothing: it bounds nothing
             yield chained
-    yield _solve(index, chained=False, tied=True, allowed_excess=0)
+    try:
+        yield _solve(index, chained=False, tied=True, allowed_excess=0)
+    except SolverFailure:
+        return
 
 
 def _solve(index: StreamsIndex, *, chained: bool, tied: bool, allowed_excess: int) -> StreamsBound:
-    net, rows = _network(index, chained=chained, tied=tied, allowed_excess=allowed_excess, joint=False)
-    flows = net.solve()
+    """The relaxation's optimum, level by level: as one weighted sum where moves are counted,
+    one level after the other where restore costs weigh them (their sums may pass 64 bits)."""
+
+    def build(weights: LevelWeights) -> tuple[FlowNetwork, NetworkRows]:
+        return _network(index, weights, chained=chained, tied=tied, allowed_excess=allowed_excess, joint=False)
+
+    if not index.weighted:
+        net, rows = build(LevelWeights.summed(index))
+        flows = net.solve()
+    else:
+        built = [build(weights) for weights in LEVELS]
+        net, rows = built[0]
+        flows = solve_by_levels(net, [level.costs() for level, _ in built])
     lo_f, hi_f = index.stateful_bounds()
     held = sum(flows[r] for r in rows.shares) if rows.shares else None
     return StreamsBound(
         stateful_excess=(
             allowed_excess if held is None else int(np.maximum(lo_f - held, 0).sum() + np.maximum(held - hi_f, 0).sum())
         ),
-        kept_actives=sum(int(flows[r].sum()) for r in rows.kept),
-        standby_moves=rows.previous - sum(int(flows[r].sum()) for r in rows.standby),
+        kept_actives=_weighed(flows, rows.kept, rows.kept_weight),
+        standby_moves=rows.previous - _weighed(flows, rows.standby, rows.standby_weight),
+    )
+
+
+def _weighed(flows: np.ndarray, rows: list[slice], weights: list[np.ndarray]) -> int:
+    """The flows on `rows`, each unit weighing its arc's weight, summed exactly."""
+    return sum(
+        sum(f * x for f, x in zip(flows[r].tolist(), w.tolist(), strict=True))
+        for r, w in zip(rows, weights, strict=True)
     )
 
 
@@ -85,9 +135,14 @@ class NetworkRows:
     """Where a relaxation's quantities sit in its flow vector."""
 
     previous: int
+    """the previous standby replicas (with restore costs: their summed costs)."""
     kept: list[slice]
     standby: list[slice]
     shares: list[slice]
+    kept_weight: list[np.ndarray]
+    """per arc of `kept`: the restore cost of the active it keeps (1 where moves are counted)."""
+    standby_weight: list[np.ndarray]
+    """per arc of `standby`: the restore cost of the standby it keeps."""
     stateful_actives: slice | None
     """per client, its stateful actives (chained, joint)."""
     standbys: slice | None
@@ -126,42 +181,49 @@ class _Nodes:
 
 
 def _network(
-    index: StreamsIndex, *, chained: bool, tied: bool, allowed_excess: int, joint: bool
+    index: StreamsIndex, weights: LevelWeights, *, chained: bool, tied: bool, allowed_excess: int, joint: bool
 ) -> tuple[FlowNetwork, NetworkRows]:
-    """The relaxation as a flow network. `joint` (chained, with standbys): each client's
-    standbys are left free (0 to the task count), for a linear programme to tie them to its
-    stateful actives."""
+    """The relaxation as a flow network, its arcs costed by `weights`. `joint` (chained, with
+    standbys): each client's standbys are left free (0 to the task count), for a linear
+    programme to tie them to its stateful actives."""
     tasks = np.flatnonzero(index.stateful).tolist()
-    previous = sum(len(index.prev_standby[t]) for t in tasks)
+    previous = index.cost_of(index.standby_pairs[index.stateful[index.standby_pairs[:, 0]], 0])
     sizes: dict[BoundClass, int] = {}
+    cost = index.move_cost.tolist()
     for t in tasks:
-        key = (int(index.task_sub[t]), int(index.prev_active[t]), index.prev_standby[t])
+        key = (int(index.task_sub[t]), int(index.prev_active[t]), index.prev_standby[t], cost[t])
         sizes[key] = sizes.get(key, 0) + 1
     n_subs = len(index.subtopologies)
     net = FlowNetwork()
     nodes = _Nodes.add(net, len(sizes), n_subs, index.client_count)
-    kept_rows, standby_rows = _class_arcs(net, nodes, index, sizes, previous, tied)
+    kept_rows, standby_rows, kept_weight, standby_weight = _class_arcs(net, nodes, index, sizes, weights, tied)
     stateful_sub = np.array([bool(index.stateful[index.task_sub == s].any()) for s in range(n_subs)], dtype=bool)
     sub_shares = _subtopology_arcs(net, nodes, index, stateful_sub, chained)
-    keep_active = previous + 1  # one kept active outweighs every kept standby
-    excess = keep_active * (len(tasks) + 1)  # one unit of excess outweighs every kept item
+    excess = weights.excess
     if chained:
         shares, sa_rows, sb_rows = _chained_client_arcs(net, nodes, index, sub_shares, allowed_excess, joint, excess)
     else:
         shares, sa_rows, sb_rows = _client_arcs(net, nodes, index, sub_shares, excess), None, None
     net.supply(nodes.sink, -(len(tasks) * (1 + index.replicas) + int((~index.stateful).sum())))
-    return net, NetworkRows(previous, kept_rows, standby_rows, shares, sa_rows, sb_rows)
+    rows = NetworkRows(previous, kept_rows, standby_rows, shares, kept_weight, standby_weight, sa_rows, sb_rows)
+    return net, rows
 
 
 def _class_arcs(
-    net: FlowNetwork, nodes: _Nodes, index: StreamsIndex, sizes: dict[BoundClass, int], previous: int, tied: bool
-) -> tuple[list[slice], list[slice]]:
+    net: FlowNetwork,
+    nodes: _Nodes,
+    index: StreamsIndex,
+    sizes: dict[BoundClass, int],
+    weights: LevelWeights,
+    tied: bool,
+) -> tuple[list[slice], list[slice], list[np.ndarray], list[np.ndarray]]:
     """A class's actives and standbys: kept by their previous clients, or placed fresh. The rows of
-    the kept actives and of the kept standbys."""
+    the kept actives and of the kept standbys, and what each of their units weighs."""
     n, r = index.client_count, index.replicas
-    keep_standby = 1
-    keep_active = previous + 1  # one kept active outweighs every kept standby
     keys = list(sizes)
+    restore = np.array([k[3] for k in keys], dtype=np.int64)
+    keep_standby = weights.keep_standby * restore
+    keep_active = weights.keep_active * restore
     size = np.fromiter(sizes.values(), dtype=np.int64, count=len(keys))
     sub = np.array([k[0] for k in keys], dtype=np.int64)
     owner = np.array([k[1] for k in keys], dtype=np.int64)
@@ -177,9 +239,10 @@ def _class_arcs(
             nodes.active_of0 + classes[owned],
             nodes.sub_client0 + sub[owned] * n + owner[owned],
             size[owned],
-            -keep_active,
+            -keep_active[owned],
         )
     ]
+    kept_weight = [restore[owned]]
     # ... or the active goes anywhere within the subtopology's shares
     net.add_arcs(nodes.active_of0 + classes, nodes.fresh_active0 + sub, size, 0)
     # any standby may be placed fresh
@@ -195,15 +258,19 @@ def _class_arcs(
         slots = np.arange(len(pairs))
         net.add_arcs(nodes.active_of0 + pc, keep_in + slots, size[pc], 0)
         net.add_arcs(nodes.standby_of0 + pc, keep_in + slots, size[pc] * (r > 0), 0)
-        standby_rows.append(net.add_arcs(keep_in + slots, keep_out + slots, size[pc], -keep_standby))
+        standby_rows.append(net.add_arcs(keep_in + slots, keep_out + slots, size[pc], -keep_standby[pc]))
+        standby_weight = [restore[pc]]
         net.add_arcs(keep_out + slots, nodes.state0 + pj, size[pc] * (r > 0), 0)
         net.add_arcs(keep_out + slots, nodes.sub_client0 + sub[pc] * n + pj, size[pc], 0)
     else:
-        standby_rows.append(net.add_arcs(nodes.standby_of0 + pc, nodes.state0 + pj, size[pc] * (r > 0), -keep_standby))
         standby_rows.append(
-            net.add_arcs(nodes.active_of0 + pc, nodes.sub_client0 + sub[pc] * n + pj, size[pc], -keep_standby)
+            net.add_arcs(nodes.standby_of0 + pc, nodes.state0 + pj, size[pc] * (r > 0), -keep_standby[pc])
         )
-    return kept_rows, standby_rows
+        standby_rows.append(
+            net.add_arcs(nodes.active_of0 + pc, nodes.sub_client0 + sub[pc] * n + pj, size[pc], -keep_standby[pc])
+        )
+        standby_weight = [restore[pc], restore[pc]]
+    return kept_rows, standby_rows, kept_weight, standby_weight
 
 
 @dataclass(frozen=True)

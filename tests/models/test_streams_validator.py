@@ -210,6 +210,42 @@ def test_wrong_stat_is_named(correct: Answer, field: tuple[str, ...], phrase: st
     _named(broken(correct, off_by_one), phrase)
 
 
+COSTED: dict[str, Any] = {
+    **PROBLEM,
+    "task_costs": {"0_0": 7, "0_1": 300, "0_2": 0, "0_3": 12, "0_4": 5, "0_5": 40},
+    "options": {"stickiness": "restore_cost"},
+}
+
+
+@pytest.fixture(scope="module")
+def costed() -> Answer:
+    """The solver's answer with restore costs: the join moves actives and standbys of known cost."""
+    answer = solve_streams(COSTED).model_dump()
+    assert violations(answer, COSTED) == []
+    assert answer["stats"]["active_move_cost"] > 0 and answer["stats"]["standby_move_cost"] > 0
+    return answer
+
+
+@pytest.mark.parametrize("field", ["active_move_cost", "standby_move_cost"])
+def test_wrong_restore_cost_stat_is_named(costed: Answer, field: str) -> None:
+    for wrong in (costed["stats"][field] + 1, costed["stats"][field] - 1, None):
+        answer = copy.deepcopy(costed)
+        answer["stats"][field] = wrong
+        _named(violations(answer, COSTED), f"stats.{field}")
+
+
+@pytest.mark.parametrize("field", ["active_move_cost", "standby_move_cost"])
+def test_restore_cost_stat_without_restore_cost_is_named(correct: Answer, field: str) -> None:
+    _named(broken(correct, lambda a: a["stats"].update({field: 0})), f"stats.{field}")
+
+
+def test_restore_cost_stats_count_costs_not_moves(costed: Answer) -> None:
+    """A figure equal to the number of moves, not their summed costs, is wrong."""
+    answer = copy.deepcopy(costed)
+    answer["stats"]["active_move_cost"] = answer["stats"]["active_moves"]
+    _named(violations(answer, COSTED), "stats.active_move_cost")
+
+
 def test_optimal_fallback_is_named(correct: Answer) -> None:
     _named(
         broken(correct, lambda a: a["stats"].update(optimal=True, fallback=True)), "a fallback answer cannot be optimal"

@@ -1,6 +1,7 @@
 """An independent, plain CP-SAT reference for Streams targets: one boolean per (task, client,
 role), all three balances as hard floor/ceil bounds, then fewest active moves, then fewest
-standby moves. Shares no code with solvers/."""
+standby moves (with `options.stickiness: restore_cost`, the least summed `task_costs` of each).
+Shares no code with solvers/."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from ortools.sat.python import cp_model
 
 
 def reference_streams(problem: dict[str, Any]) -> dict[str, int] | None:
-    """The optimal (active_moves, standby_moves), or None when no target is 100% balanced."""
+    """The optimal (active_moves, standby_moves), or with restore costs (active_move_cost,
+    standby_move_cost); None when no target is 100% balanced."""
     subs = {s["id"]: s for s in problem["subtopologies"]}
     tasks = [(s["id"], p) for s in problem["subtopologies"] for p in range(s["partitions"])]
     clients = problem["clients"]
@@ -60,13 +62,20 @@ def reference_streams(problem: dict[str, Any]) -> dict[str, int] | None:
             mine = [t for t in tasks if t[0] == sid]
             within(sum(a[t, j] for t in mine), len(mine), j)
 
-    moves = sum(1 - a[t, j] for t, j in prev_active.items() if subs[t[0]]["stateful"])
-    standby_moves = sum(1 - a[t, j] - s[t, j] for t, j in prev_standby)
+    weighed = problem.get("options", {}).get("stickiness") == "restore_cost"
+    costs = problem.get("task_costs", {}) if weighed else {}
+
+    def cost(t: tuple[str, int]) -> int:
+        return int(costs.get(f"{t[0]}_{t[1]}", 1))
+
+    moves = sum(cost(t) * (1 - a[t, j]) for t, j in prev_active.items() if subs[t[0]]["stateful"])
+    standby_moves = sum(cost(t) * (1 - a[t, j] - s[t, j]) for t, j in prev_standby)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.max_time_in_seconds = 60
     result = {}
-    for name, expr in (("active_moves", moves), ("standby_moves", standby_moves)):
+    names = ("active_move_cost", "standby_move_cost") if weighed else ("active_moves", "standby_moves")
+    for name, expr in zip(names, (moves, standby_moves), strict=True):
         model.minimize(expr)
         status = solver.solve(model)
         if status == cp_model.INFEASIBLE:
