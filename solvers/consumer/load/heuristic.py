@@ -1,0 +1,98 @@
+"""Balance `load` at any size: keep what fits, shed the fewest partitions, place them where they fit.
+
+1. every unit stays with the eligible member keeping most of it (its claimant), when there is one;
+2. a member whose kept weight is above (1 + load_tolerance) x bound x capacity sheds its
+   heaviest kept units until it is under (fewest units shed, so fewest moves for that member);
+3. the free units (never owned, claimed by a member that cannot take them, or shed) go heaviest
+   first, each to the eligible member with the smallest normalized load W/c at that moment.
+
+Valid by construction (a unit only goes to an eligible member). Not proven: the dispatcher
+reports how far it can be from the best with `stats.load`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from stickyd.solvers.budget import TimeBudget
+from stickyd.solvers.consumer.load.data import LoadData
+
+CHECK_EVERY = 4096
+"""units placed between two looks at the clock."""
+
+
+def shed_and_place(data: LoadData, bound: Fraction, budget: TimeBudget) -> list[np.ndarray]:
+    owners = [g.claimant.copy() for g in data.groups]
+    weight = data.member_weights(owners)
+    limit = (1 + data.tolerance) * bound
+    cap = np.array([math.floor(limit * c) for c in data.capacity.tolist()], dtype=np.int64)
+    _shed(data, owners, weight, cap)
+    _place(data, owners, weight, budget)
+    return owners
+
+
+def _shed(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, cap: np.ndarray) -> None:
+    """Step 2: members above their cap give up their heaviest kept units until under it."""
+    excess = weight - cap
+    if not (excess > 0).any():
+        return
+    member, group, unit, unit_weight = [], [], [], []
+    for g, owner in enumerate(owners):
+        over = np.flatnonzero((owner >= 0) & (excess[np.maximum(owner, 0)] > 0))
+        if len(over):
+            member.append(owner[over])
+            group.append(np.full(len(over), g, np.int64))
+            unit.append(over)
+            unit_weight.append(data.unit_weights_of(g, owner)[over])
+    m, g_, u, w = (np.concatenate(a) for a in (member, group, unit, unit_weight))
+    order = np.lexsort((u, g_, -w, m))  # member by member, heaviest first
+    m, g_, u, w = m[order], g_[order], u[order], w[order]
+    starts = np.flatnonzero(np.r_[True, m[1:] != m[:-1]])
+    before = np.cumsum(w) - w  # weight shed before this unit, counted from the member's first
+    before -= np.repeat(before[starts], np.diff(np.r_[starts, len(m)]))
+    shed = before < excess[m]
+    for gi in np.unique(g_[shed]).tolist():
+        here = shed & (g_ == gi)
+        owners[gi][u[here]] = -1
+    np.subtract.at(weight, m[shed], w[shed])
+
+
+def _place(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, budget: TimeBudget) -> None:
+    """Step 3: free units heaviest first, each to its least loaded eligible member (by W/c)."""
+    free_group, free_unit, free_weight = [], [], []
+    for g, (group, owner) in enumerate(zip(data.groups, owners, strict=True)):
+        free = np.flatnonzero(owner < 0)
+        if len(free) and len(group.eligible):
+            free_group.append(np.full(len(free), g, np.int64))
+            free_unit.append(free)
+            free_weight.append(group.min_weight()[free])
+    if not free_group:
+        return
+    g_all, u_all, w_all = (np.concatenate(a) for a in (free_group, free_unit, free_weight))
+    order = np.lexsort((u_all, g_all, -w_all))
+    capacity = data.capacity.tolist()
+    load = weight.tolist()
+    heaps: dict[int, list[tuple[float, int]]] = {}
+    for step, (g, u) in enumerate(zip(g_all[order].tolist(), u_all[order].tolist(), strict=True)):
+        if step % CHECK_EVERY == CHECK_EVERY - 1:
+            budget.check("the load heuristic")
+        group = data.groups[g]
+        heap = heaps.get(id(group.eligible))
+        if heap is None:
+            heap = heaps[id(group.eligible)] = [(load[m] / capacity[m], m) for m in group.eligible.tolist()]
+            heapq.heapify(heap)
+        while True:
+            key, m = heap[0]
+            now = load[m] / capacity[m]
+            if key == now:
+                break
+            heapq.heapreplace(heap, (now, m))  # stale: its load rose through another group
+        row = 0 if len(group.weight) == 1 else int(np.flatnonzero(group.eligible == m)[0])
+        load[m] += int(group.weight_for(row)[u])
+        heapq.heapreplace(heap, (load[m] / capacity[m], m))
+        owners[g][u] = m
+    weight[:] = load

@@ -1,0 +1,196 @@
+"""Balance `per_topic` and `load` (docs/wire-format.md, "What balanced means"): which solver answers,
+within the request's time budget, and the `stats` that say what is proven.
+
+The dispatcher hands every request whose `options.balance` is not `count`, or that sends
+`capacity` / `partition_weights` with `count`, to `solve_balanced`. Baseline strategies answer as
+they always do (with `stats.load` measured on their answer); `optimal` takes, for `per_topic`,
+the exact CP-SAT model, and for `load` the exact model where it fits, else the shed-and-place
+heuristic with proven bounds; whatever runs out of time falls back as `count` does.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from fractions import Fraction
+
+import numpy as np
+
+from stickyd.models.consumer.balance import BalanceIndex, index_balance
+from stickyd.models.consumer.index import ConsumerIndex, index_consumer_problem
+from stickyd.models.consumer.problem import ConsumerProblem, ConsumerSolution, ConsumerStats, LoadStats
+from stickyd.models.consumer.validation import unit_violations
+from stickyd.solvers.budget import TimeBudget
+from stickyd.solvers.consumer.lazy_solution import LazyConsumerSolution
+from stickyd.solvers.consumer.load.bound import fractional_bound, heaviest_unit_bound, moves_lower_bound
+from stickyd.solvers.consumer.load.data import LoadData, load_data
+from stickyd.solvers.consumer.load.exact import EXACT_MAX_PAIRS, bottleneck_of, kept_of, pair_count, solve_load_exact
+from stickyd.solvers.consumer.load.heuristic import shed_and_place
+from stickyd.solvers.consumer.load.per_topic_cpsat import PER_TOPIC_MAX_PAIRS, per_topic_pairs, solve_per_topic_cpsat
+from stickyd.solvers.consumer.result import Outcome, build_solution
+from stickyd.solvers.errors import SolverFailure, SolveTimeout
+
+log = logging.getLogger(__name__)
+
+OPTIMAL_SHARE = 0.8
+"""part of the budget the balanced solvers may use; the rest is kept for the fallback."""
+
+Fallback = Callable[[ConsumerIndex, str, str], tuple[list[np.ndarray], Outcome]]
+"""(index, why, strategy) -> the count fallback's owners and outcome, within the budget."""
+CountSolve = Callable[[ConsumerProblem], ConsumerSolution]
+"""solves a problem with balance `count` as the dispatcher always has."""
+
+
+def uses_balance(problem: ConsumerProblem) -> bool:
+    """Whether the request needs this module: a balance other than count, or load fields sent."""
+    return (
+        problem.options.balance != "count"
+        or problem.partition_weights is not None
+        or any(m.capacity is not None for m in problem.members)
+    )
+
+
+def solve_balanced(
+    problem: ConsumerProblem,
+    budget: TimeBudget,
+    started: float,
+    fallback_reason: str | None,
+    fallback: Fallback,
+    count: CountSolve,
+) -> ConsumerSolution:
+    options = problem.options
+    index = index_consumer_problem(problem)
+    balance = index_balance(problem, index)  # ProblemError for weights it cannot have
+    if options.balance == "count" or options.strategy != "optimal":
+        plain = problem.model_copy(
+            update={
+                "options": options.model_copy(update={"balance": "count"}),
+                "partition_weights": None,
+                "members": [m.model_copy(update={"capacity": None}) for m in problem.members],
+            }
+        )
+        solution = count(plain)
+        solution.stats.warnings.extend(balance.warnings)
+        if options.balance != "load":
+            return solution
+        owners = _owners_of(index, solution)
+        data = load_data(index, balance)
+        return _with_stats(solution, _with_load(solution.stats, data, index, owners, proven=None))
+    if fallback_reason is not None:
+        owners, outcome = fallback(index, fallback_reason, "optimal")
+        proven = None
+    elif options.balance == "per_topic":
+        owners, outcome = _per_topic(index, budget, fallback)
+        proven = None
+    else:
+        owners, outcome, proven = _load(index, balance, budget, fallback)
+    problems = unit_violations(index, owners)
+    if problems:
+        log.error("balanced answer failed validation, falling back: %s", problems[:3])
+        owners, outcome = fallback(index, "optimal answer was invalid", "optimal")
+        proven = None
+    outcome = Outcome(
+        outcome.strategy, outcome.solver, outcome.optimal, outcome.fallback, (*balance.warnings, *outcome.warnings)
+    )
+    solution = build_solution(problem, index, owners, outcome, (time.monotonic() - started) * 1000)
+    if options.balance != "load":
+        return solution
+    data = load_data(index, balance)
+    return _with_stats(solution, _with_load(solution.stats, data, index, owners, proven))
+
+
+def _per_topic(index: ConsumerIndex, budget: TimeBudget, fallback: Fallback) -> tuple[list[np.ndarray], Outcome]:
+    deadline = budget.share(OPTIMAL_SHARE).deadline
+    try:
+        if per_topic_pairs(index) > PER_TOPIC_MAX_PAIRS:
+            raise SolveTimeout("the group is too large for the exact per-topic model")
+        return solve_per_topic_cpsat(index, deadline), Outcome("optimal", "cp-sat", True, False)
+    except (SolveTimeout, SolverFailure) as reason:
+        why = f"the per-topic solver stopped: {reason}"
+    except Exception as error:  # noqa: BLE001 - any solver bug must still yield an answer
+        log.exception("per-topic solver crashed")
+        why = f"the per-topic solver failed ({type(error).__name__})"
+    return fallback(index, why, "optimal")
+
+
+Proof = tuple[Fraction | None, Fraction, int, bool]
+"""(L* when proven, a proven lower bound on it, a proven lower bound on the moves, moves proven)."""
+
+
+def _load(
+    index: ConsumerIndex, balance: BalanceIndex, budget: TimeBudget, fallback: Fallback
+) -> tuple[list[np.ndarray], Outcome, Proof | None]:
+    share = budget.share(OPTIMAL_SHARE)
+    try:
+        data = load_data(index, balance)
+        ceiling = _any_bottleneck(data)
+        bound = fractional_bound(data, ceiling, share)
+        owners = shed_and_place(data, bound, share)
+        known = bottleneck_of(data, owners)
+        if pair_count(data) <= EXACT_MAX_PAIRS:
+            exact = solve_load_exact(data, index, owners, share.deadline)
+            if exact.bottleneck is not None:
+                moves = (
+                    exact.moves_bound
+                    if exact.moves_bound is not None
+                    else moves_lower_bound(data, index.owned, exact.bottleneck)
+                )
+                proof = (exact.bottleneck, exact.bottleneck, moves, exact.moves is not None)
+                return exact.owners, Outcome("optimal", "cp-sat", exact.moves is not None, False), proof
+            owners, known = exact.owners, min(known, bottleneck_of(data, exact.owners))
+        moves = moves_lower_bound(data, index.owned, known)
+        kept = kept_of(index, owners)
+        within = known <= (1 + data.tolerance) * bound
+        proven = known == bound and within and index.owned - kept == moves
+        proof = (bound if known == bound else None, bound, moves, proven)
+        return owners, Outcome("optimal", "load-heuristic", proven, False), proof
+    except (SolveTimeout, SolverFailure) as reason:
+        why = f"the load solver stopped: {reason}"
+    except Exception as error:  # noqa: BLE001 - any solver bug must still yield an answer
+        log.exception("load solver crashed")
+        why = f"the load solver failed ({type(error).__name__})"
+    owners, outcome = fallback(index, why, "optimal")
+    return owners, outcome, None
+
+
+def _any_bottleneck(data: LoadData) -> Fraction:
+    """An upper bound on L*: everything on the smallest member it could go to, all at once."""
+    total = sum(int(g.weight.max(axis=0).sum()) for g in data.groups if g.weight.size)
+    return Fraction(total, int(data.capacity.min())) if len(data.capacity) else Fraction(0)
+
+
+def _with_load(
+    stats: ConsumerStats, data: LoadData, index: ConsumerIndex, owners: list[np.ndarray], proven: Proof | None
+) -> ConsumerStats:
+    normalized = data.member_weights(owners) / data.capacity
+    if proven is None:
+        known = bottleneck_of(data, owners)
+        bound = heaviest_unit_bound(data)
+        proven = (None, bound, moves_lower_bound(data, index.owned, known), False)
+    _, bound, moves, _ = proven
+    figures = LoadStats(
+        max=float(normalized.max()),
+        min=float(normalized.min()),
+        lower_bound=float(bound),
+        moves_lower_bound=min(moves, stats.moves),
+    )
+    return stats.model_copy(update={"load": figures})
+
+
+def _owners_of(index: ConsumerIndex, solution: ConsumerSolution) -> list[np.ndarray]:
+    """Unit owners read back from an answer's partition maps (for the baselines' stats.load)."""
+    assignment = solution.target if solution.target is not None else solution.assignment
+    owner = {t: np.full(n, -1, dtype=np.int64) for t, n in index.topics.items()}
+    position = {m: i for i, m in enumerate(index.members)}
+    for member, parts in assignment.items():
+        for topic, partitions in parts.items():
+            owner[topic][np.asarray(partitions, dtype=np.int64)] = position[member]
+    return [np.stack([owner[t][: g.units] for t in g.topics]).max(axis=0) for g in index.groups]
+
+
+def _with_stats(solution: ConsumerSolution, stats: ConsumerStats) -> ConsumerSolution:
+    """The same answer with `stats` replaced, its partition maps still unbuilt if they were."""
+    if isinstance(solution, LazyConsumerSolution) and solution._maps is not None:  # noqa: SLF001
+        return LazyConsumerSolution.of(stats, solution._maps, solution._writer)  # noqa: SLF001
+    return solution.model_copy(update={"stats": stats})
