@@ -47,15 +47,17 @@ class LoadData:
         group = self.groups[g]
         if len(group.weight) == 1:
             return group.weight[0]
-        row = np.full(self.member_count, -1, dtype=np.int64)
+        row = np.zeros(self.member_count + 1, dtype=np.int64)
         row[group.eligible] = np.arange(len(group.eligible))
-        return group.weight[row[owner], np.arange(len(owner))]
+        return group.weight[row[owner], np.arange(len(owner))]  # owner -1 reads row 0: callers mask it
 
     def member_weights(self, owners: list[np.ndarray]) -> np.ndarray:
+        """W per member; units owned by -1 (not placed yet) count for nobody."""
         total = np.zeros(self.member_count, dtype=np.int64)
         for g, owner in enumerate(owners):
-            if len(owner):
-                np.add.at(total, owner, self.unit_weights_of(g, owner))
+            placed = owner >= 0
+            if placed.any():
+                np.add.at(total, owner[placed], self.unit_weights_of(g, owner)[placed])
         return total
 
 

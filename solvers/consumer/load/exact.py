@@ -29,8 +29,9 @@ from stickyd.solvers.errors import SolveTimeout
 
 EXACT_MAX_PAIRS = 4_000
 """most (unit, eligible member) pairs the exact model takes; larger groups take the heuristic."""
-SCALE_ROOM = 2**62 // 10**6
-"""S x total weight stays below this, so that z x capacity fits in 64 bits."""
+SCALE_ROOM = 10**9
+"""S x total weight stays below this: z's domain small enough for CP-SAT's search, z x capacity
+far within 64 bits."""
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,10 @@ def solve_load_exact(data: LoadData, index: ConsumerIndex, start: list[np.ndarra
     head = LoadModel(data, index, None, None)
     if head.total * max(1, SCALE_ROOM // max(head.total, 1)) <= SCALE_ROOM:
         head.minimise_scaled_bottleneck()
-        found = head.solve(deadline)
+        try:
+            found = head.solve(min(deadline, time.monotonic() + (deadline - time.monotonic()) / 3))
+        except SolveTimeout:
+            found = None  # only a head start: tightening from `start` proves L* all the same
         if found is not None and bottleneck_of(data, found[0]) < bottleneck_of(data, start):
             start = found[0]
     owners, proven = tighten(data, index, start, deadline)

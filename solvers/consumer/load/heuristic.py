@@ -4,7 +4,7 @@
 2. a member whose kept weight is above (1 + load_tolerance) x bound x capacity sheds its
    heaviest kept units until it is under (fewest units shed, so fewest moves for that member);
 3. the free units (never owned, claimed by a member that cannot take them, or shed) go heaviest
-   first, each to the eligible member with the smallest normalized load W/c at that moment.
+   first, each to the eligible member where it ends lightest: the smallest (W + w) / c.
 
 Valid by construction (a unit only goes to an eligible member). Not proven: the dispatcher
 reports how far it can be from the best with `stats.load`.
@@ -62,7 +62,7 @@ def _shed(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, cap: np.
 
 
 def _place(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, budget: TimeBudget) -> None:
-    """Step 3: free units heaviest first, each to its least loaded eligible member (by W/c)."""
+    """Step 3: free units heaviest first, each where it ends lightest, (W + w) / c."""
     free_group, free_unit, free_weight = [], [], []
     for g, (group, owner) in enumerate(zip(data.groups, owners, strict=True)):
         free = np.flatnonzero(owner < 0)
@@ -76,23 +76,46 @@ def _place(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, budget:
     order = np.lexsort((u_all, g_all, -w_all))
     capacity = data.capacity.tolist()
     load = weight.tolist()
-    heaps: dict[int, list[tuple[float, int]]] = {}
+    # per eligible set, one heap of (W, member) per capacity: the head of each is the member of
+    # that capacity where a unit of weight w ends lightest, (W + w) / c; the best head wins
+    heaps: dict[int, list[list[tuple[int, int]]]] = {}
     for step, (g, u) in enumerate(zip(g_all[order].tolist(), u_all[order].tolist(), strict=True)):
         if step % CHECK_EVERY == CHECK_EVERY - 1:
             budget.check("the load heuristic")
         group = data.groups[g]
-        heap = heaps.get(id(group.eligible))
-        if heap is None:
-            heap = heaps[id(group.eligible)] = [(load[m] / capacity[m], m) for m in group.eligible.tolist()]
-            heapq.heapify(heap)
-        while True:
-            key, m = heap[0]
-            now = load[m] / capacity[m]
-            if key == now:
-                break
-            heapq.heapreplace(heap, (now, m))  # stale: its load rose through another group
+        classes = heaps.get(id(group.eligible))
+        if classes is None:
+            classes = heaps[id(group.eligible)] = _capacity_heaps(group.eligible.tolist(), capacity, load)
+        unit_weight = int(group.min_weight()[u]) if len(group.weight) > 1 else int(group.weight[0][u])
+        best: tuple[float, int, list[tuple[int, int]]] | None = None
+        for heap in classes:
+            m = _fresh_head(heap, load)
+            key = (load[m] + unit_weight) / capacity[m]
+            if best is None or (key, m) < best[:2]:
+                best = (key, m, heap)
+        assert best is not None
+        _, m, heap = best
         row = 0 if len(group.weight) == 1 else int(np.flatnonzero(group.eligible == m)[0])
         load[m] += int(group.weight_for(row)[u])
-        heapq.heapreplace(heap, (load[m] / capacity[m], m))
+        heapq.heapreplace(heap, (load[m], m))
         owners[g][u] = m
     weight[:] = load
+
+
+def _capacity_heaps(eligible: list[int], capacity: list[int], load: list[int]) -> list[list[tuple[int, int]]]:
+    by_capacity: dict[int, list[tuple[int, int]]] = {}
+    for m in eligible:
+        by_capacity.setdefault(capacity[m], []).append((load[m], m))
+    heaps = list(by_capacity.values())
+    for heap in heaps:
+        heapq.heapify(heap)
+    return heaps
+
+
+def _fresh_head(heap: list[tuple[int, int]], load: list[int]) -> int:
+    """The least loaded member of `heap`, after re-keying heads whose load rose elsewhere."""
+    while True:
+        key, m = heap[0]
+        if key == load[m]:
+            return m
+        heapq.heapreplace(heap, (load[m], m))
