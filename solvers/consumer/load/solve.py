@@ -28,6 +28,7 @@ from stickyd.solvers.consumer.load.data import LoadData, load_data
 from stickyd.solvers.consumer.load.exact import EXACT_MAX_PAIRS, bottleneck_of, kept_of, pair_count, solve_load_exact
 from stickyd.solvers.consumer.load.heuristic import shed_and_place
 from stickyd.solvers.consumer.load.per_topic_cpsat import PER_TOPIC_MAX_PAIRS, per_topic_pairs, solve_per_topic_cpsat
+from stickyd.solvers.consumer.load.per_topic_flow import member_unit_widths, solve_per_topic_flow
 from stickyd.solvers.consumer.result import Outcome, build_solution
 from stickyd.solvers.errors import SolverFailure, SolveTimeout
 
@@ -101,11 +102,18 @@ def solve_balanced(
 
 
 def _per_topic(index: ConsumerIndex, budget: TimeBudget, fallback: Fallback) -> tuple[list[np.ndarray], Outcome]:
-    deadline = budget.share(OPTIMAL_SHARE).deadline
+    """The flow when every member's units are of one width (proven); else CP-SAT when the group
+    is small enough, else the flow with squared units for squared partitions (not proven)."""
+    share = budget.share(OPTIMAL_SHARE)
     try:
-        if per_topic_pairs(index) > PER_TOPIC_MAX_PAIRS:
-            raise SolveTimeout("the group is too large for the exact per-topic model")
-        return solve_per_topic_cpsat(index, deadline), Outcome("optimal", "cp-sat", True, False)
+        _, uniform = member_unit_widths(index)
+        if not uniform and per_topic_pairs(index) <= PER_TOPIC_MAX_PAIRS:
+            return solve_per_topic_cpsat(index, share.deadline), Outcome("optimal", "cp-sat", True, False)
+        owners, proven = solve_per_topic_flow(index, lambda: share.check("the per-topic flow"))
+        if proven:
+            return owners, Outcome("optimal", "min-cost-flow", True, False)
+        said = ("members take units of different widths: totals balanced by units, not partitions",)
+        return owners, Outcome("optimal", "min-cost-flow", False, True, said)
     except (SolveTimeout, SolverFailure) as reason:
         why = f"the per-topic solver stopped: {reason}"
     except Exception as error:  # noqa: BLE001 - any solver bug must still yield an answer

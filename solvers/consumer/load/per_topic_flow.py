@@ -1,0 +1,140 @@
+"""Balance `per_topic` at any size: one min-cost flow, its levels solved in turn (solvers/flows/levels.py).
+
+Network, per topic group g (units of one topic, or KIP-315 joins) and eligible member m:
+
+    kept_mg (claims of m in g) --keep, cost -1--> take_mg --[floor, ceil] units--> member m
+       \\--release, cost 0--> pool_g --cost 0--> take_mg            member m --convex--> sink
+    join unit u (claimed by several) --keep, cost -kept--> take_mg, --release--> pool_g
+
+- per topic: the arc take_mg -> m carries floor(P/S) to ceil(P/S) units (the level that is always
+  reachable, so it is a bound, not a cost);
+- then the totals: member -> sink carries the floor part at no cost, then one arc per possible
+  extra unit costing the rise of the member's squared load in partitions, w^2 (2k - 1), where every
+  unit the member may take gives it w partitions (else the squares are of units, not proven);
+- then stickiness: every unit kept saves its kept partitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from stickyd.models.consumer.balance import per_topic_bounds
+from stickyd.models.consumer.index import ConsumerIndex
+from stickyd.solvers.consumer.load.data import kept_by
+from stickyd.solvers.flows.levels import solve_by_levels
+from stickyd.solvers.flows.network import FlowNetwork
+
+
+def member_unit_widths(index: ConsumerIndex) -> tuple[dict[int, int], bool]:
+    """(partitions per unit for each member, whether each member's units all give it that many)."""
+    width: dict[int, int] = {}
+    uniform = True
+    for group in index.groups:
+        if not group.units:
+            continue
+        for m in group.eligible:
+            if width.setdefault(m, group.weight) != group.weight:
+                uniform = False
+    return width, uniform
+
+
+def solve_per_topic_flow(index: ConsumerIndex, between: Callable[[], None]) -> tuple[list[np.ndarray], bool]:
+    """(owners, proven): proven when every member's units are of one width (see the docstring)."""
+    width, uniform = member_unit_widths(index)
+    net = FlowNetwork()
+    n = index.member_count
+    member_node = net.add_nodes(n)
+    sink = net.add_nodes(1)
+    square_costs: list[np.ndarray] = []
+    keep_costs: list[np.ndarray] = []
+    plan = []
+    base = np.zeros(n, dtype=np.int64)
+    extra = np.zeros(n, dtype=np.int64)
+
+    def arcs(tails: object, heads: object, caps: object, square: object, keep: object, lower: object = None) -> slice:
+        where = net.add_arcs(tails, heads, caps, 0, lower)
+        size = where.stop - where.start
+        square_costs.append(np.broadcast_to(np.asarray(square, np.int64), (size,)).copy())
+        keep_costs.append(np.broadcast_to(np.asarray(keep, np.int64), (size,)).copy())
+        return where
+
+    for group in index.groups:
+        if not group.units:
+            plan.append(None)
+            continue
+        eligible = np.asarray(group.eligible, dtype=np.int64)
+        low, high = per_topic_bounds(group)
+        take = net.add_nodes(len(eligible))
+        pool = net.add_nodes(1)
+        # per topic: each eligible member takes floor or ceil of the group's units
+        takes = arcs(take + np.arange(len(eligible)), member_node + eligible, high, 0, 0, low)
+        base[eligible] += low
+        extra[eligible] += high - low
+        # units nobody keeps reach any eligible member through the pool
+        arcs(pool, take + np.arange(len(eligible)), group.units, 0, 0)
+        if len(group.topics) == 1:
+            claims = group.claims[0]
+            row = np.full(n + 1, -1, dtype=np.int64)
+            row[eligible] = np.arange(len(eligible))
+            claimant = row[claims]
+            counts = np.bincount(claimant[claimant >= 0], minlength=len(eligible))
+            holders = np.flatnonzero(counts)
+            kept_nodes = net.add_nodes(len(holders))
+            for i, r in enumerate(holders.tolist()):
+                net.supply(kept_nodes + i, int(counts[r]))
+            net.supply(pool, int((claimant < 0).sum()))
+            # a claimed unit stays with its claimant, or is released to the pool
+            keep = arcs(kept_nodes + np.arange(len(holders)), take + holders, counts[holders], 0, -1)
+            arcs(kept_nodes + np.arange(len(holders)), pool, counts[holders], 0, 0)
+            plan.append(("topic", takes, keep, holders, claimant))
+        else:
+            unit_nodes = net.add_nodes(group.units)
+            keeps = np.stack([kept_by(group.claims, m) for m in group.eligible])  # eligible x units
+            for u in range(group.units):
+                net.supply(unit_nodes + u, 1)
+            r, u = np.nonzero(keeps)
+            # a join unit goes to a member keeping some of its partitions, or is released to the pool
+            keep = arcs(unit_nodes + u, take + r, 1, 0, -keeps[r, u])
+            arcs(unit_nodes + np.arange(group.units), pool, 1, 0, 0)
+            plan.append(("join", takes, keep, (r, u), None))
+        between()
+    # then the totals: each member's extra units cost the rise of its squared load
+    for m in range(n):
+        w = width.get(m, 1) if uniform else 1
+        arcs(member_node + m, sink, base[m], 0, 0, base[m])
+        k = base[m] + np.arange(1, extra[m] + 1, dtype=np.int64)
+        if extra[m]:
+            arcs(np.full(len(k), member_node + m), sink, 1, w * w * (2 * k - 1), 0)
+    net.supply(sink, -int(sum(g.units for g in index.groups)))
+    flow = solve_by_levels(net, [np.concatenate(square_costs), np.concatenate(keep_costs)], between)
+    return _deal(index, plan, flow), uniform
+
+
+def _deal(index: ConsumerIndex, plan: list, flow: np.ndarray) -> list[np.ndarray]:
+    """Units to members from the flow: kept units to their claimants (lowest numbers first), the
+    other units, ascending, to the members in eligible order, as many as the flow gives each."""
+    owners = []
+    for group, step in zip(index.groups, plan, strict=True):
+        owner = np.full(group.units, -1, dtype=np.int64)
+        if step is None:
+            owners.append(owner)
+            continue
+        kind, takes, keep, holders, claimant = step
+        eligible = np.asarray(group.eligible, dtype=np.int64)
+        kept = flow[keep]
+        taken = np.zeros(len(eligible), dtype=np.int64)
+        if kind == "topic":
+            for r, count in zip(holders.tolist(), kept.tolist(), strict=True):
+                owner[np.flatnonzero(claimant == r)[:count]] = eligible[r]
+                taken[r] += count
+        else:
+            r, u = holders
+            stays = kept > 0
+            owner[u[stays]] = eligible[r[stays]]
+            np.add.at(taken, r[stays], 1)
+        # what each member takes in all, less what it kept, comes from the pool
+        owner[owner < 0] = np.repeat(eligible, flow[takes] - taken)
+        owners.append(owner)
+    return owners
