@@ -25,8 +25,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-VALIDATORS = ("models/consumer/validation.py", "models/streams/validation.py")
-TESTS = ("tests/models/test_consumer_validator.py", "tests/models/test_streams_validator.py")
+VALIDATORS = (
+    "models/consumer/validation.py",
+    "models/consumer/balance_validation.py",
+    "models/streams/validation.py",
+)
+TESTS = (
+    "tests/models/test_consumer_validator.py",
+    "tests/models/test_balance_validator.py",
+    "tests/models/test_streams_validator.py",
+)
 COPIED = ("models", "solvers", "service", "client", "pipeline", "cli", "bench", "tests", "pyproject.toml")
 
 
