@@ -46,13 +46,14 @@ class BalanceIndex:
 def index_balance(problem: ConsumerProblem, index: ConsumerIndex) -> BalanceIndex:
     """Capacities and weights of `problem` for `index`; ProblemError for weights it cannot have."""
     options = problem.options
+    weighed = options.balance == "load" or options.strategy == "lag-greedy"
     given = problem.partition_weights
     if given == LIVE:
         raise ProblemError("partition_weights", NO_CLUSTER)
     by_id = {m.id: m.capacity or 1 for m in problem.members}
     capacity = np.array([by_id[m] for m in index.members], dtype=np.int64)
     warnings: list[str] = []
-    if options.balance != "load":
+    if not weighed:
         if any(m.capacity is not None for m in problem.members):
             warnings.append("members' capacity is ignored: it counts only with options.balance load")
         if given:
@@ -77,7 +78,7 @@ def index_balance(problem: ConsumerProblem, index: ConsumerIndex) -> BalanceInde
         else:
             weights[topic] = np.full(count, mean, np.int64)
             missing.append(topic)
-    if options.balance == "load" and missing:
+    if weighed and missing:
         warnings.append(
             f"subscribed topics without partition_weights weigh {mean} per partition "
             f"(the mean of the given weights, 1 when none is given): {', '.join(missing)}"

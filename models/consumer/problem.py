@@ -15,7 +15,7 @@ MemberId = Annotated[str, Field(min_length=1)]
 OWNED_COLUMNS_GIVEN = "owned_columns"
 """validation-context key: the members' claim columns, already checked (models/consumer/wire.py)."""
 
-ConsumerStrategy = Literal["optimal", "sticky", "range", "roundrobin"]
+ConsumerStrategy = Literal["optimal", "sticky", "range", "roundrobin", "lag-greedy"]
 Protocol = Literal["eager", "cooperative"]
 Balance = Literal["count", "per_topic", "load"]
 """what `optimal` balances: partition counts, each topic's spread, or weight per capacity

@@ -4,7 +4,9 @@
 2. a member whose kept weight is above (1 + load_tolerance) x bound x capacity sheds its
    heaviest kept units until it is under (fewest units shed, so fewest moves for that member);
 3. the free units (never owned, claimed by a member that cannot take them, or shed) go heaviest
-   first, each to the eligible member where it ends lightest: the smallest (W + w) / c.
+   first, each to the eligible member where it ends lightest: the smallest (W + w) / c;
+4. while the bottleneck member is above the cap, the one move of one of its units that lowers
+   the larger of its own and the receiver's normalized load the most (none: stop).
 
 Valid by construction (a unit only goes to an eligible member). Not proven: the dispatcher
 reports how far it can be from the best with `stats.load`.
@@ -23,6 +25,8 @@ from stickyd.solvers.consumer.load.data import LoadData
 
 CHECK_EVERY = 4096
 """units placed between two looks at the clock."""
+REPAIR_ROUNDS_PER_MEMBER = 4
+"""step 4 moves at most this many units per member of the group."""
 
 
 def shed_and_place(data: LoadData, bound: Fraction, budget: TimeBudget) -> list[np.ndarray]:
@@ -32,6 +36,7 @@ def shed_and_place(data: LoadData, bound: Fraction, budget: TimeBudget) -> list[
     cap = np.array([math.floor(limit * c) for c in data.capacity.tolist()], dtype=np.int64)
     _shed(data, owners, weight, cap)
     _place(data, owners, weight, budget)
+    _repair(data, owners, weight, limit, budget)
     return owners
 
 
@@ -119,3 +124,41 @@ def _fresh_head(heap: list[tuple[int, int]], load: list[int]) -> int:
         if key == load[m]:
             return m
         heapq.heapreplace(heap, (load[m], m))
+
+
+def _repair(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, limit: Fraction, budget: TimeBudget) -> None:
+    """Step 4: moves off the bottleneck member while it is above `limit` and a move lowers it."""
+    capacity = data.capacity.astype(np.float64)
+    for _ in range(REPAIR_ROUNDS_PER_MEMBER * data.member_count):
+        if budget.expired():
+            return
+        normalized = weight / capacity
+        top = int(np.argmax(normalized))
+        peak = float(normalized[top])
+        if Fraction(int(weight[top]), int(data.capacity[top])) <= limit:
+            return
+        best: tuple[float, int, int, int] | None = None  # (new peak of the pair, group, unit, receiver)
+        for g, (group, owner) in enumerate(zip(data.groups, owners, strict=True)):
+            mine = np.flatnonzero(owner == top)
+            others = group.eligible[group.eligible != top]
+            if not len(mine) or not len(others):
+                continue
+            leaving = data.unit_weights_of(g, owner)[mine]
+            rows = np.searchsorted(group.eligible, others) if len(group.weight) > 1 else np.zeros(len(others), np.int64)
+            arriving = (
+                group.weight[rows][:, mine]
+                if len(group.weight) > 1
+                else np.broadcast_to(leaving, (len(others), len(mine)))
+            )
+            after = (weight[others][:, None] + arriving) / capacity[others][:, None]
+            pair = np.maximum(after, ((weight[top] - leaving) / capacity[top])[None, :])
+            r, u = np.unravel_index(int(np.argmin(pair)), pair.shape)
+            if pair[r, u] < peak and (best is None or pair[r, u] < best[0]):
+                best = (float(pair[r, u]), g, int(mine[u]), int(others[r]))
+        if best is None:
+            return
+        _, g, u, receiver = best
+        moved = data.unit_weights_of(g, owners[g])[u]
+        owners[g][u] = receiver
+        weight[top] -= moved
+        weight[receiver] += data.unit_weights_of(g, owners[g])[u]

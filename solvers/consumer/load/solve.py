@@ -1,11 +1,12 @@
 """Balance `per_topic` and `load` (docs/wire-format.md, "What balanced means"): which solver answers,
 within the request's time budget, and the `stats` that say what is proven.
 
-The dispatcher hands every request whose `options.balance` is not `count`, or that sends
-`capacity` / `partition_weights` with `count`, to `solve_balanced`. Baseline strategies answer as
-they always do (with `stats.load` measured on their answer); `optimal` takes, for `per_topic`,
-the exact CP-SAT model, and for `load` the exact model where it fits, else the shed-and-place
-heuristic with proven bounds; whatever runs out of time falls back as `count` does.
+The dispatcher hands every request whose `options.balance` is not `count`, that sends `capacity` /
+`partition_weights` with `count`, or that asks for `lag-greedy`, to `solve_balanced`. Baselines
+answer as they always do (with `stats.load` measured on their answer); `optimal` takes, for
+`per_topic`, the flow (CP-SAT for mixed unit widths), and for `load` the exact CP-SAT model where
+it fits, else the shed-and-place heuristic with proven bounds; whatever runs out of time falls
+back as `count` does.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from stickyd.solvers.consumer.load.bound import fractional_bound, heaviest_unit_
 from stickyd.solvers.consumer.load.data import LoadData, load_data
 from stickyd.solvers.consumer.load.exact import EXACT_MAX_PAIRS, bottleneck_of, kept_of, pair_count, solve_load_exact
 from stickyd.solvers.consumer.load.heuristic import shed_and_place
+from stickyd.solvers.consumer.load.lag_greedy import solve_lag_greedy
 from stickyd.solvers.consumer.load.per_topic_cpsat import PER_TOPIC_MAX_PAIRS, per_topic_pairs, solve_per_topic_cpsat
 from stickyd.solvers.consumer.load.per_topic_flow import member_unit_widths, solve_per_topic_flow
 from stickyd.solvers.consumer.result import Outcome, build_solution
@@ -47,6 +49,7 @@ def uses_balance(problem: ConsumerProblem) -> bool:
     """Whether the request needs this module: a balance other than count, or load fields sent."""
     return (
         problem.options.balance != "count"
+        or problem.options.strategy == "lag-greedy"
         or problem.partition_weights is not None
         or any(m.capacity is not None for m in problem.members)
     )
@@ -63,7 +66,9 @@ def solve_balanced(
     options = problem.options
     index = index_consumer_problem(problem)
     balance = index_balance(problem, index)  # ProblemError for weights it cannot have
-    if options.balance == "count" or options.strategy != "optimal":
+    if options.strategy in ("sticky", "range", "roundrobin") or (
+        options.strategy == "optimal" and options.balance == "count"
+    ):  # answered as with count; `load` adds the figures of the answer
         plain = problem.model_copy(
             update={
                 "options": options.model_copy(update={"balance": "count"}),
@@ -78,18 +83,19 @@ def solve_balanced(
         owners = _owners_of(index, solution)
         data = load_data(index, balance)
         return _with_stats(solution, _with_load(solution.stats, data, index, owners, proven=None))
+    proven: Proof | None = None
     if fallback_reason is not None:
-        owners, outcome = fallback(index, fallback_reason, "optimal")
-        proven = None
+        owners, outcome = fallback(index, fallback_reason, options.strategy)
+    elif options.strategy == "lag-greedy":
+        owners, outcome = _lag_greedy(index, balance, budget, fallback)
     elif options.balance == "per_topic":
         owners, outcome = _per_topic(index, budget, fallback)
-        proven = None
     else:
         owners, outcome, proven = _load(index, balance, budget, fallback)
     problems = unit_violations(index, owners)
     if problems:
         log.error("balanced answer failed validation, falling back: %s", problems[:3])
-        owners, outcome = fallback(index, "optimal answer was invalid", "optimal")
+        owners, outcome = fallback(index, "optimal answer was invalid", options.strategy)
         proven = None
     outcome = Outcome(
         outcome.strategy, outcome.solver, outcome.optimal, outcome.fallback, (*balance.warnings, *outcome.warnings)
@@ -120,6 +126,15 @@ def _per_topic(index: ConsumerIndex, budget: TimeBudget, fallback: Fallback) -> 
         log.exception("per-topic solver crashed")
         why = f"the per-topic solver failed ({type(error).__name__})"
     return fallback(index, why, "optimal")
+
+
+def _lag_greedy(
+    index: ConsumerIndex, balance: BalanceIndex, budget: TimeBudget, fallback: Fallback
+) -> tuple[list[np.ndarray], Outcome]:
+    try:
+        return solve_lag_greedy(load_data(index, balance), budget), Outcome("lag-greedy", "lag-greedy", False, False)
+    except SolveTimeout as reason:
+        return fallback(index, str(reason), "lag-greedy")
 
 
 Proof = tuple[Fraction | None, Fraction, int, bool]

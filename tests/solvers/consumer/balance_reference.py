@@ -35,7 +35,7 @@ def candidates(problem: dict[str, Any]) -> tuple[list[Candidate], list[list[str]
     joined = [sorted(set(g)) for g in problem.get("copartitioned", [])]
     in_join = {t for g in joined for t in g}
     groups = joined + [[t] for t in sorted(subscribed - in_join)]
-    weight = _weights(problem)
+    weight = reference_weights(problem)
     owner = resolve_claims(problem)
     units: list[dict[str, Any]] = []
     for group in groups:
@@ -46,7 +46,7 @@ def candidates(problem: dict[str, Any]) -> tuple[list[Candidate], list[list[str]
         most = max(len(r) for r in reads.values())
         eligible = sorted(m for m, r in reads.items() if len(r) == most and most > 0)
         for p in range(min(topics[t] for t in group)):
-            units.append({"group": tuple(live), "p": p, "eligible": eligible, "reads": reads})
+            units.append({"group": tuple(live), "shape": tuple(group), "p": p, "eligible": eligible, "reads": reads})
     owned = sum(1 for (t, p) in owner if any(t in u["group"] and p == u["p"] for u in units))
     out = []
     for choice in itertools.product(*(u["eligible"] for u in units)):
@@ -62,7 +62,7 @@ def candidates(problem: dict[str, Any]) -> tuple[list[Candidate], list[list[str]
     return out, [u["eligible"] for u in units], units, owned
 
 
-def _weights(problem: dict[str, Any]) -> dict[str, list[int]]:
+def reference_weights(problem: dict[str, Any]) -> dict[str, list[int]]:
     given = problem.get("partition_weights") or {}
     lists = {t: (w if isinstance(w, list) else [w] * problem["topics"][t]) for t, w in given.items()}
     count = sum(len(w) for w in lists.values())

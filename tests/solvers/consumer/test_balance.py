@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from stickyd.solvers import solve_consumer
 from stickyd.solvers.consumer.load import solve as balanced_solve
 from tests.conftest import assert_valid, expected, load_example
-from tests.solvers.consumer.balance_reference import load_reference, per_topic_reference
+from tests.solvers.consumer.balance_reference import candidates, load_reference, per_topic_reference, reference_weights
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 EXAMPLES = Path(__file__).resolve().parents[3] / "service" / "examples"
@@ -205,3 +205,33 @@ def test_load_at_scale_answers_in_time_with_sound_bounds() -> None:
     assert figures.lower_bound <= figures.max <= 1.05 * figures.lower_bound * 1.5
     assert figures.moves_lower_bound <= solution.stats.moves
     assert solution.stats.time_ms < 3_000
+
+
+@SETTINGS
+@given(groups("load"))
+def test_lag_greedy_gives_each_unit_heaviest_first_to_the_least_normalized_load(problem: dict[str, Any]) -> None:
+    """The `lag-greedy` baseline, replayed: units by weight, heaviest first, each to an eligible
+    member whose W/c was the smallest at its turn; ownership plays no part."""
+    problem["options"]["strategy"] = "lag-greedy"
+    solution = solve_consumer(problem)
+    assert_valid(problem, solution)
+    assert solution.stats.strategy == "lag-greedy" and not solution.stats.optimal
+    assert solution.stats.load is not None
+    _, _, units, _ = candidates(problem)
+    weight = reference_weights(problem)
+    capacity = {m["id"]: m.get("capacity", 1) for m in problem["members"]}
+    holder = {
+        (topic, p): member for member, parts in solution.assignment.items() for topic, ps in parts.items() for p in ps
+    }
+    load = dict.fromkeys(capacity, 0)
+
+    def unit_weight(unit: dict[str, Any], member: str) -> int:
+        return sum(weight[t][unit["p"]] for t in unit["reads"][member])
+
+    # heaviest first; equal weights by topic group, then partition number
+    turns = sorted(units, key=lambda u: (-min(unit_weight(u, m) for m in u["eligible"]), u["shape"], u["p"]))
+    for unit in turns:
+        member = next(holder[(t, unit["p"])] for t in unit["group"] if (t, unit["p"]) in holder)
+        least = min(Fraction(load[m], capacity[m]) for m in unit["eligible"])
+        assert Fraction(load[member], capacity[member]) == least
+        load[member] += unit_weight(unit, member)
