@@ -27,6 +27,8 @@ CHECK_EVERY = 4096
 """units placed between two looks at the clock."""
 REPAIR_ROUNDS_PER_MEMBER = 4
 """step 4 moves at most this many units per member of the group."""
+REPAIR_SHARE = 0.3
+"""part of what is left of the budget step 4 may use."""
 
 
 def shed_and_place(data: LoadData, bound: Fraction, budget: TimeBudget) -> list[np.ndarray]:
@@ -129,6 +131,7 @@ def _fresh_head(heap: list[tuple[int, int]], load: list[int]) -> int:
 def _repair(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, limit: Fraction, budget: TimeBudget) -> None:
     """Step 4: moves off the bottleneck member while it is above `limit` and a move lowers it."""
     capacity = data.capacity.astype(np.float64)
+    budget = budget.share(REPAIR_SHARE)
     for _ in range(REPAIR_ROUNDS_PER_MEMBER * data.member_count):
         if budget.expired():
             return
@@ -143,6 +146,8 @@ def _repair(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, limit:
             others = group.eligible[group.eligible != top]
             if not len(mine) or not len(others):
                 continue
+            if len(group.weight) == 1:
+                others = _lightest_per_capacity(others, weight, data.capacity)
             leaving = data.unit_weights_of(g, owner)[mine]
             rows = np.searchsorted(group.eligible, others) if len(group.weight) > 1 else np.zeros(len(others), np.int64)
             arriving = (
@@ -162,3 +167,12 @@ def _repair(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, limit:
         owners[g][u] = receiver
         weight[top] -= moved
         weight[receiver] += data.unit_weights_of(g, owners[g])[u]
+
+
+def _lightest_per_capacity(members: np.ndarray, weight: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """Of `members`, the lightest of each capacity: where a unit weighing the same for all ends
+    lightest is always one of them."""
+    order = np.lexsort((members, weight[members], capacity[members]))
+    ranked = members[order]
+    first = np.r_[True, capacity[ranked][1:] != capacity[ranked][:-1]]
+    return np.sort(ranked[first])
