@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 
 OPTIMAL_SHARE = 0.8
 """part of the budget the balanced solvers may use; the rest is kept for the fallback."""
+EXACT_SHARE = 0.6
+"""part of that the exact load model may use; the rest is kept for the heuristic's answer."""
 
 Fallback = Callable[[ConsumerIndex, str, str], tuple[list[np.ndarray], Outcome]]
 """(index, why, strategy) -> the count fallback's owners and outcome, within the budget."""
@@ -150,9 +152,9 @@ def _load(
         ceiling = _any_bottleneck(data)
         bound = fractional_bound(data, ceiling, share)
         owners = shed_and_place(data, bound, share)
-        known = bottleneck_of(data, owners)
+        known = best = bottleneck_of(data, owners)
         if pair_count(data) <= EXACT_MAX_PAIRS:
-            exact = solve_load_exact(data, index, owners, share.deadline)
+            exact = solve_load_exact(data, index, owners, share.share(EXACT_SHARE).deadline)
             if exact.bottleneck is not None:
                 moves = (
                     exact.moves_bound
@@ -161,12 +163,16 @@ def _load(
                 )
                 proof = (exact.bottleneck, exact.bottleneck, moves, exact.moves is not None)
                 return exact.owners, Outcome("optimal", "cp-sat", exact.moves is not None, False), proof
-            owners, known = exact.owners, min(known, bottleneck_of(data, exact.owners))
-        moves = moves_lower_bound(data, index.owned, known)
+            best = min(known, bottleneck_of(data, exact.owners))
+            if known > (1 + data.tolerance) * best:
+                # the sticky answer is surely beyond the tolerance: shed again under the better bottleneck
+                owners, known = _stickiest_under(data, best, exact.owners, share)
+        moves = moves_lower_bound(data, index.owned, best)
         kept = kept_of(index, owners)
-        within = known <= (1 + data.tolerance) * bound
-        proven = known == bound and within and index.owned - kept == moves
-        proof = (bound if known == bound else None, bound, moves, proven)
+        # level 1 proven when some answer reaches the bound; level 2 when this one is within the
+        # tolerance of it and moves no more than the proven least
+        proven = best == bound and known <= (1 + data.tolerance) * bound and index.owned - kept == moves
+        proof = (bound if best == bound else None, bound, moves, proven)
         return owners, Outcome("optimal", "load-heuristic", proven, False), proof
     except (SolveTimeout, SolverFailure) as reason:
         why = f"the load solver stopped: {reason}"
@@ -175,6 +181,18 @@ def _load(
         why = f"the load solver failed ({type(error).__name__})"
     owners, outcome = fallback(index, why, "optimal")
     return owners, outcome, None
+
+
+def _stickiest_under(
+    data: LoadData, best: Fraction, exact: list[np.ndarray], budget: TimeBudget
+) -> tuple[list[np.ndarray], Fraction]:
+    """shed-and-place under (1 + tolerance) x `best` (a reached bottleneck), or the answer that
+    reached it when shedding does not get within that."""
+    owners = shed_and_place(data, best, budget)
+    known = bottleneck_of(data, owners)
+    if known <= (1 + data.tolerance) * best:
+        return owners, known
+    return exact, best
 
 
 def _any_bottleneck(data: LoadData) -> Fraction:

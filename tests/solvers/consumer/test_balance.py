@@ -278,3 +278,43 @@ def test_per_topic_with_mixed_unit_widths_beyond_cpsat_still_spreads_every_topic
     assert not solution.stats.optimal and solution.stats.fallback
     for counts in _spread_per_topic(solution, problem).values():
         assert max(counts) - min(counts) <= 1
+
+
+def test_a_load_fallback_is_valid_and_reports_how_far_it_may_be() -> None:
+    """When the caller's deadline has passed, the KIP-54 fallback answers; stats.load still gives
+    its loads and proven bounds, and it never claims optimality."""
+    problem = load_example("consumer-load-strict.json")
+    solution = solve_consumer(problem, fallback_reason="the service's deadline passed")
+    assert_valid(problem, solution)
+    assert solution.stats.fallback and not solution.stats.optimal
+    figures = solution.stats.load
+    assert figures is not None and figures.lower_bound is not None and figures.lower_bound <= figures.max
+
+
+@pytest.mark.parametrize("balance", ["load", "per_topic"])
+def test_balanced_modes_keep_a_short_time_limit(balance: str) -> None:
+    """A 300-partition group with 50 ms: a valid answer within the limit (plus the answer's own
+    building), whatever the solver managed."""
+    problem = {
+        "topics": {"t": 300, "u": 7},
+        "partition_weights": {"t": [(p * 7919) % 10**9 for p in range(300)]},
+        "copartitioned": [["t", "u"]] if balance == "per_topic" else [],
+        "members": [
+            {
+                "id": f"c{i}",
+                "topics": ["t", "u"] if i % 2 else ["t"],
+                "capacity": 1 + i % 3,
+                "generation": 1,
+                "owned": {"t": list(range(i, 300, 10))},
+            }
+            for i in range(10)
+        ],
+        "options": {"balance": balance, "time_limit_ms": 50},
+    }
+    if balance == "per_topic":
+        del problem["partition_weights"]
+        for member in problem["members"]:
+            del member["capacity"]
+    solution = solve_consumer(problem)
+    assert_valid(problem, solution)
+    assert solution.stats.time_ms < 50 + 100
