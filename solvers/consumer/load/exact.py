@@ -29,6 +29,9 @@ from stickyd.solvers.errors import SolveTimeout
 
 EXACT_MAX_PAIRS = 4_000
 """most (unit, eligible member) pairs the exact model takes; larger groups take the heuristic."""
+BUILD_S_PER_PAIR = 1e-5
+"""what building one model costs per (unit, member) pair, at most (about 3.5 us measured, 2026):
+no model is built that could not be solved before the deadline."""
 SCALE_ROOM = 10**9
 """S x total weight stays below this: z's domain small enough for CP-SAT's search, z x capacity
 far within 64 bits."""
@@ -52,7 +55,11 @@ def pair_count(data: LoadData) -> int:
 class LoadModel:
     """One CP-SAT model of the group with caps on the members' weights."""
 
-    def __init__(self, data: LoadData, index: ConsumerIndex, caps: list[int] | None, min_kept: int | None) -> None:
+    def __init__(
+        self, data: LoadData, index: ConsumerIndex, caps: list[int] | None, min_kept: int | None, deadline: float
+    ) -> None:
+        if time.monotonic() + BUILD_S_PER_PAIR * pair_count(data) >= deadline:
+            raise SolveTimeout("no time left to build the exact load model")
         self.data = data
         self.model = cp_model.CpModel()
         model = self.model
@@ -150,7 +157,8 @@ def tighten(
     whether their bottleneck is proven the smallest). Stops unproven at the deadline."""
     while True:
         try:
-            found = LoadModel(data, index, below(data, bottleneck_of(data, owners), ceiling), min_kept).solve(deadline)
+            caps = below(data, bottleneck_of(data, owners), ceiling)
+            found = LoadModel(data, index, caps, min_kept, deadline).solve(deadline)
         except SolveTimeout:
             return owners, False
         if found is None:
@@ -160,7 +168,7 @@ def tighten(
 
 def solve_load_exact(data: LoadData, index: ConsumerIndex, start: list[np.ndarray], deadline: float) -> ExactLoad:
     """The levels of balance `load` (see the module's docstring), from `start` (a valid answer)."""
-    head = LoadModel(data, index, None, None)
+    head = LoadModel(data, index, None, None, deadline)
     if head.total * max(1, SCALE_ROOM // max(head.total, 1)) <= SCALE_ROOM:
         head.minimise_scaled_bottleneck()
         try:
@@ -175,9 +183,9 @@ def solve_load_exact(data: LoadData, index: ConsumerIndex, start: list[np.ndarra
     best = bottleneck_of(data, owners)
     limit = (1 + data.tolerance) * best
     caps = [math.floor(limit * c) for c in data.capacity.tolist()]
-    sticky = LoadModel(data, index, caps, None)
-    sticky.model.maximize(sticky.kept)
     try:
+        sticky = LoadModel(data, index, caps, None, deadline)
+        sticky.model.maximize(sticky.kept)
         found = sticky.solve(deadline)
     except SolveTimeout:
         return ExactLoad(owners, best, None, None)

@@ -26,7 +26,14 @@ from stickyd.solvers.budget import TimeBudget
 from stickyd.solvers.consumer.lazy_solution import LazyConsumerSolution
 from stickyd.solvers.consumer.load.bound import fractional_bound, heaviest_unit_bound, moves_lower_bound
 from stickyd.solvers.consumer.load.data import LoadData, load_data
-from stickyd.solvers.consumer.load.exact import EXACT_MAX_PAIRS, bottleneck_of, kept_of, pair_count, solve_load_exact
+from stickyd.solvers.consumer.load.exact import (
+    EXACT_MAX_PAIRS,
+    ExactLoad,
+    bottleneck_of,
+    kept_of,
+    pair_count,
+    solve_load_exact,
+)
 from stickyd.solvers.consumer.load.heuristic import shed_and_place
 from stickyd.solvers.consumer.load.lag_greedy import solve_lag_greedy
 from stickyd.solvers.consumer.load.per_topic_cpsat import PER_TOPIC_MAX_PAIRS, per_topic_pairs, solve_per_topic_cpsat
@@ -153,8 +160,8 @@ def _load(
         bound = fractional_bound(data, ceiling, share)
         owners = shed_and_place(data, bound, share)
         known = best = bottleneck_of(data, owners)
-        if pair_count(data) <= EXACT_MAX_PAIRS:
-            exact = solve_load_exact(data, index, owners, share.share(EXACT_SHARE).deadline)
+        exact = _exact_in_time(data, index, owners, share.share(EXACT_SHARE).deadline)
+        if exact is not None:
             if exact.bottleneck is not None:
                 moves = (
                     exact.moves_bound
@@ -181,6 +188,16 @@ def _load(
         why = f"the load solver failed ({type(error).__name__})"
     owners, outcome = fallback(index, why, "optimal")
     return owners, outcome, None
+
+
+def _exact_in_time(data: LoadData, index: ConsumerIndex, start: list[np.ndarray], deadline: float) -> ExactLoad | None:
+    """The exact model's answer from `start`, or None when the group is too large or time too short."""
+    if pair_count(data) > EXACT_MAX_PAIRS:
+        return None
+    try:
+        return solve_load_exact(data, index, start, deadline)
+    except SolveTimeout:
+        return None
 
 
 def _stickiest_under(
