@@ -21,6 +21,8 @@ from stickyd.solvers.errors import SolveTimeout
 
 PER_TOPIC_MAX_PAIRS = 6_000
 """most (unit, eligible member) pairs the exact model takes."""
+BUILD_S_PER_PAIR = 1e-5
+"""what building the model costs per pair, at most: none is built that could not be solved in time."""
 
 
 def per_topic_pairs(index: ConsumerIndex) -> int:
@@ -29,6 +31,8 @@ def per_topic_pairs(index: ConsumerIndex) -> int:
 
 def solve_per_topic_cpsat(index: ConsumerIndex, deadline: float) -> list[np.ndarray]:
     """Owners optimal at every level; SolveTimeout when a level is not proven by `deadline`."""
+    if time.monotonic() + BUILD_S_PER_PAIR * per_topic_pairs(index) >= deadline:
+        raise SolveTimeout("no time left to build the per-topic model")
     model = cp_model.CpModel()
     n = index.member_count
     choices: list[tuple[int, int, int, cp_model.IntVar]] = []

@@ -122,12 +122,16 @@ def _per_topic(index: ConsumerIndex, budget: TimeBudget, fallback: Fallback) -> 
     share = budget.share(OPTIMAL_SHARE)
     try:
         _, uniform = member_unit_widths(index)
+        said = ("members take units of different widths: totals balanced by units, not partitions",)
         if not uniform and per_topic_pairs(index) <= PER_TOPIC_MAX_PAIRS:
-            return solve_per_topic_cpsat(index, share.deadline), Outcome("optimal", "cp-sat", True, False)
+            try:
+                owners = solve_per_topic_cpsat(index, share.share(EXACT_SHARE).deadline)
+                return owners, Outcome("optimal", "cp-sat", True, False)
+            except SolveTimeout as reason:
+                said = (f"the per-topic CP-SAT model stopped ({reason}): totals balanced by units",)
         owners, proven = solve_per_topic_flow(index, lambda: share.check("the per-topic flow"))
         if proven:
             return owners, Outcome("optimal", "min-cost-flow", True, False)
-        said = ("members take units of different widths: totals balanced by units, not partitions",)
         return owners, Outcome("optimal", "min-cost-flow", False, True, said)
     except (SolveTimeout, SolverFailure) as reason:
         why = f"the per-topic solver stopped: {reason}"
