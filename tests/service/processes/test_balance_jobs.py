@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from typing import Any
 
 import pytest
 
-from stickyd.service.processes.solve_job import Limits, run_job
+from stickyd.models.consumer.wire import decode_consumer
+from stickyd.service.processes.solve_job import COLUMN_DECODE_MIN_BYTES, Limits, run_job
 from tests.conftest import load_example
 
+TIME_MS = re.compile(rb'"time_ms":[-0-9.e+]+')
 LIMITS = Limits(max_partitions=1_000_000, max_members=10_000, default_time_limit_ms=2_000, max_time_limit_ms=30_000)
 
 
@@ -68,3 +71,30 @@ def test_bad_balance_input_is_a_422_naming_the_field(path: str, value: Any, fiel
     assert status == 422
     assert body["field"] == field
     assert reason in body["reason"]
+
+
+def test_a_large_load_request_decoded_as_columns_answers_as_the_plain_path() -> None:
+    """Bodies over the column-decoding size carry partition_weights and capacity through the
+    fast decoder; the answer is the one the plain dict path gives, byte for byte (time aside)."""
+    partitions = 20_000
+    problem = {
+        "topics": {"t": partitions},
+        "partition_weights": {"t": [(p * 7919) % 100_000 for p in range(partitions)]},
+        "members": [
+            {
+                "id": f"c{i}",
+                "topics": ["t"],
+                "capacity": 1 + i % 3,
+                "generation": 2,
+                "owned": {"t": list(range(i, partitions, 9))} if i < 9 else {},
+            }
+            for i in range(10)
+        ],
+        "options": {"balance": "load", "time_limit_ms": 5_000},
+    }
+    body = json.dumps(problem).encode()
+    assert len(body) >= COLUMN_DECODE_MIN_BYTES
+    assert decode_consumer(body) is not None
+    fast, plain = run_job("consumer", body, LIMITS), run_job("consumer", problem, LIMITS)
+    assert fast.status == plain.status == 200
+    assert TIME_MS.sub(b"", fast.body) == TIME_MS.sub(b"", plain.body)
