@@ -3,7 +3,8 @@
 One boolean per (unit, eligible member); levels (docs/wire-format.md, "per_topic"):
 1. every eligible member gets floor or ceil of each topic group's units (always reachable: hard);
 2. the fewest squared total loads (partitions);
-3. the most partitions kept (fewest moves).
+3. the most partitions kept (fewest moves);
+4. then the fewest partitions read off-rack (KIP-881).
 Each level is solved, then held at its optimum while the next is solved.
 """
 
@@ -38,12 +39,14 @@ def solve_per_topic_cpsat(index: ConsumerIndex, deadline: float) -> list[np.ndar
     choices: list[tuple[int, int, int, cp_model.IntVar]] = []
     load_terms: list[list[tuple[int, cp_model.IntVar]]] = [[] for _ in range(n)]
     kept_terms: list[tuple[int, cp_model.IntVar]] = []
+    miss_terms: list[tuple[int, cp_model.IntVar]] = []
     for g, group in enumerate(index.groups):
         if not group.units:
             continue
         low, high = per_topic_bounds(group)
         for m in group.eligible:
             keeps = kept_by(group.claims, m).tolist()
+            misses = off_rack(index, g, m)
             mine = [model.new_bool_var(f"unit_{g}_{u}_to_{m}") for u in range(group.units)]
             # per topic: this member gets floor or ceil of the group's units over its eligible members
             model.add_linear_constraint(sum(mine), low, high)
@@ -52,6 +55,8 @@ def solve_per_topic_cpsat(index: ConsumerIndex, deadline: float) -> list[np.ndar
                 load_terms[m].append((group.weight, x))
                 if keeps[u]:
                     kept_terms.append((keeps[u], x))
+                if misses[u]:
+                    miss_terms.append((misses[u], x))
     by_unit: dict[tuple[int, int], list[cp_model.IntVar]] = {}
     for g, u, _, x in choices:
         by_unit.setdefault((g, u), []).append(x)
@@ -75,11 +80,24 @@ def solve_per_topic_cpsat(index: ConsumerIndex, deadline: float) -> list[np.ndar
     # then stickiness: the most partitions kept
     kept = sum(c * x for c, x in kept_terms)
     _settle(model, solver, kept, deadline, maximise=True)
+    if miss_terms:
+        # then racks: the fewest partitions read from another rack than the member's
+        _settle(model, solver, sum(c * x for c, x in miss_terms), deadline, maximise=False)
     owners = [np.full(g.units, -1, dtype=np.int64) for g in index.groups]
     for g, u, m, x in choices:
         if solver.boolean_value(x):
             owners[g][u] = m
     return owners
+
+
+def off_rack(index: ConsumerIndex, g: int, m: int) -> list[int]:
+    """per unit of group g: its partitions member m would read from a rack holding no replica."""
+    group = index.groups[g]
+    rack = index.racks[m]
+    if group.racks is None or rack is None:
+        return [0] * group.units
+    reads = [i for i, t in enumerate(group.topics) if t in index.subscriptions[m]]
+    return [sum(1 for i in reads if group.racks[i][u] and rack not in group.racks[i][u]) for u in range(group.units)]
 
 
 def _settle(model: cp_model.CpModel, solver: cp_model.CpSolver, expr: object, deadline: float, maximise: bool) -> None:

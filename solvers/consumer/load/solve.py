@@ -117,13 +117,14 @@ def solve_balanced(
 
 
 def _per_topic(index: ConsumerIndex, budget: TimeBudget, fallback: Fallback) -> tuple[list[np.ndarray], Outcome]:
-    """The flow when every member's units are of one width (proven); else CP-SAT when the group
-    is small enough, else the flow with squared units for squared partitions (not proven)."""
+    """CP-SAT when members' units differ in width or racks are given, and the group is small
+    enough; else the flow: proven when every member's units are of one width (racks are then
+    left out: they are a tie-break below the proven levels)."""
     share = budget.share(OPTIMAL_SHARE)
     try:
         _, uniform = member_unit_widths(index)
         said = ("members take units of different widths: totals balanced by units, not partitions",)
-        if not uniform and per_topic_pairs(index) <= PER_TOPIC_MAX_PAIRS:
+        if (not uniform or index.has_racks) and per_topic_pairs(index) <= PER_TOPIC_MAX_PAIRS:
             try:
                 owners = solve_per_topic_cpsat(index, share.share(EXACT_SHARE).deadline)
                 return owners, Outcome("optimal", "cp-sat", True, False)

@@ -23,6 +23,8 @@ class Candidate:
     weights: dict[str, int]
     """W per member."""
     kept: int
+    misses: int
+    """partitions read from a rack holding no replica of them (KIP-881)."""
 
 
 def candidates(problem: dict[str, Any]) -> tuple[list[Candidate], list[list[str]], list[dict[str, Any]], int]:
@@ -37,6 +39,8 @@ def candidates(problem: dict[str, Any]) -> tuple[list[Candidate], list[list[str]
     groups = joined + [[t] for t in sorted(subscribed - in_join)]
     weight = reference_weights(problem)
     owner = resolve_claims(problem)
+    racks = problem.get("partition_racks", {})
+    rack_of = {m["id"]: m.get("rack") for m in members}
     units: list[dict[str, Any]] = []
     for group in groups:
         live = [t for t in group if t in subscribed]
@@ -52,13 +56,15 @@ def candidates(problem: dict[str, Any]) -> tuple[list[Candidate], list[list[str]
     for choice in itertools.product(*(u["eligible"] for u in units)):
         loads = {m: 0 for m in subs}
         weights = {m: 0 for m in subs}
-        kept = 0
+        kept = misses = 0
         for unit, m in zip(units, choice, strict=True):
             for t in unit["reads"][m]:
                 loads[m] += 1
                 weights[m] += weight[t][unit["p"]]
                 kept += owner.get((t, unit["p"])) == m
-        out.append(Candidate(loads, weights, kept))
+                held = racks.get(t, [[]] * topics[t])[unit["p"]]
+                misses += bool(rack_of[m] is not None and held and rack_of[m] not in held)
+        out.append(Candidate(loads, weights, kept, misses))
     return out, [u["eligible"] for u in units], units, owned
 
 
@@ -88,7 +94,7 @@ def load_reference(problem: dict[str, Any]) -> dict[str, Any]:
 
 
 def per_topic_reference(problem: dict[str, Any]) -> dict[str, int]:
-    """The sum of squared loads and the moves of balance `per_topic`."""
+    """The sum of squared loads, the moves and the off-rack partitions of balance `per_topic`."""
     found, eligible, units, owned = candidates(problem)
     spread = []
     for c, choice in zip(found, itertools.product(*eligible), strict=True):
@@ -103,4 +109,6 @@ def per_topic_reference(problem: dict[str, Any]) -> dict[str, int]:
             spread.append(c)
     squares = min(sum(v * v for v in c.loads.values()) for c in spread)
     even = [c for c in spread if sum(v * v for v in c.loads.values()) == squares]
-    return {"squares": squares, "moves": owned - max(c.kept for c in even)}
+    kept = max(c.kept for c in even)
+    misses = min(c.misses for c in even if c.kept == kept)
+    return {"squares": squares, "moves": owned - kept, "racks": misses}

@@ -51,6 +51,16 @@ def groups(draw: st.DrawFn, balance: str) -> dict[str, Any]:
     problem: dict[str, Any] = {"topics": topics, "members": members}
     if len(names) >= 2 and draw(st.booleans()):
         problem["copartitioned"] = [names[:2]]
+    if balance == "per_topic" and draw(st.booleans()):
+        # KIP-881: replicas on racks a/b, members on a, b or none
+        problem["partition_racks"] = {
+            t: [draw(st.lists(st.sampled_from(["a", "b"]), max_size=2, unique=True)) for _ in range(n)]
+            for t, n in topics.items()
+        }
+        for member in members:
+            rack = draw(st.sampled_from([None, "a", "b"]))
+            if rack is not None:
+                member["rack"] = rack
     if balance == "load":
         entries = {}
         for t in names:
@@ -89,7 +99,8 @@ def test_load_levels_equal_the_brute_force_reference(problem: dict[str, Any]) ->
 @given(problem=groups("per_topic"))
 def test_per_topic_levels_equal_the_brute_force_reference(path: str, problem: dict[str, Any]) -> None:
     """Each topic spread floor/ceil, then the fewest squared totals, then the fewest moves, by the
-    flow (CP-SAT where members take units of different widths) and by CP-SAT alone."""
+    flow (CP-SAT where members take units of different widths or racks are given) and by CP-SAT
+    alone; with racks, then the fewest partitions read off-rack."""
     want = per_topic_reference(problem)
     if path == "cp-sat":
         with patch.object(balanced_solve, "member_unit_widths", lambda index: ({}, False)):
@@ -104,6 +115,20 @@ def test_per_topic_levels_equal_the_brute_force_reference(path: str, problem: di
     assert sum(v * v for v in loads) == want["squares"]
     assert solution.stats.moves == want["moves"]
     assert solution.stats.load is None
+    if "partition_racks" in problem:
+        assert _off_rack(problem, final) == want["racks"]
+
+
+def _off_rack(problem: dict[str, Any], final: dict[str, dict[str, list[int]]]) -> int:
+    rack = {m["id"]: m.get("rack") for m in problem["members"]}
+    held = problem["partition_racks"]
+    return sum(
+        1
+        for member, parts in final.items()
+        for topic, ps in parts.items()
+        for p in ps
+        if rack[member] is not None and held[topic][p] and rack[member] not in held[topic][p]
+    )
 
 
 @SETTINGS
