@@ -4,7 +4,8 @@ A *rule* is a place where a validator reports a violation: `out.append("...")` o
 `return ["..."]`, or one entry of a `truth` table of stats compared with what the answer says.
 For each, a copy of the repository gets that one report removed (`pass`, `return []`, the
 entry deleted), and the validator tests (`tests/models/test_consumer_validator.py`,
-`tests/models/test_streams_validator.py`) run against the copy in a fresh interpreter. A mutant
+`tests/models/test_balance_validator.py`, `tests/models/test_streams_validator.py`) run against
+the copy in a fresh interpreter. A mutant
 the tests still pass is a *survivor*: a rule no test shows a wrong answer for.
 
     python -m tests.validator_mutants            # all rules of both validators

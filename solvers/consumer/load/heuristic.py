@@ -162,11 +162,11 @@ def _repair(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, limit:
                 best = (float(pair[r, u]), g, int(mine[u]), int(others[r]))
         if best is None:
             return
-        _, g, u, receiver = best
-        moved = data.unit_weights_of(g, owners[g])[u]
-        owners[g][u] = receiver
+        _, g, unit, receiver = best
+        moved = data.unit_weights_of(g, owners[g])[unit]
+        owners[g][unit] = receiver
         weight[top] -= moved
-        weight[receiver] += data.unit_weights_of(g, owners[g])[u]
+        weight[receiver] += data.unit_weights_of(g, owners[g])[unit]
 
 
 def _lightest_per_capacity(members: np.ndarray, weight: np.ndarray, capacity: np.ndarray) -> np.ndarray:

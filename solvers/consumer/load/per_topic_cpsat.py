@@ -11,6 +11,7 @@ Each level is solved, then held at its optimum while the next is solved.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -100,7 +101,7 @@ def off_rack(index: ConsumerIndex, g: int, m: int) -> list[int]:
     return [sum(1 for i in reads if group.racks[i][u] and rack not in group.racks[i][u]) for u in range(group.units)]
 
 
-def _settle(model: cp_model.CpModel, solver: cp_model.CpSolver, expr: object, deadline: float, maximise: bool) -> None:
+def _settle(model: cp_model.CpModel, solver: cp_model.CpSolver, expr: Any, deadline: float, maximise: bool) -> None:
     """Optimise one level and hold it at its optimum for the next."""
     left = deadline - time.monotonic()
     if left <= 0:
@@ -115,5 +116,5 @@ def _settle(model: cp_model.CpModel, solver: cp_model.CpSolver, expr: object, de
     if status != cp_model.OPTIMAL:
         raise SolveTimeout(f"CP-SAT ended with {solver.status_name(status)} before proving a level")
     value = round(solver.objective_value)
-    model.add(expr >= value if maximise else expr <= value)  # type: ignore[operator]
+    model.add(expr >= value if maximise else expr <= value)
     model.clear_hints()

@@ -17,6 +17,7 @@ Network, per topic group g (units of one topic, or KIP-315 joins) and eligible m
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -49,7 +50,7 @@ def solve_per_topic_flow(index: ConsumerIndex, between: Callable[[], None]) -> t
     sink = net.add_nodes(1)
     square_costs: list[np.ndarray] = []
     keep_costs: list[np.ndarray] = []
-    plan = []
+    plan: list[_Dealing | None] = []
     base = np.zeros(n, dtype=np.int64)
     extra = np.zeros(n, dtype=np.int64)
 
@@ -82,23 +83,23 @@ def solve_per_topic_flow(index: ConsumerIndex, between: Callable[[], None]) -> t
             counts = np.bincount(claimant[claimant >= 0], minlength=len(eligible))
             holders = np.flatnonzero(counts)
             kept_nodes = net.add_nodes(len(holders))
-            for i, r in enumerate(holders.tolist()):
-                net.supply(kept_nodes + i, int(counts[r]))
+            for i, holder in enumerate(holders.tolist()):
+                net.supply(kept_nodes + i, int(counts[holder]))
             net.supply(pool, int((claimant < 0).sum()))
             # a claimed unit stays with its claimant, or is released to the pool
             keep = arcs(kept_nodes + np.arange(len(holders)), take + holders, counts[holders], 0, -1)
             arcs(kept_nodes + np.arange(len(holders)), pool, counts[holders], 0, 0)
-            plan.append(("topic", takes, keep, holders, claimant))
+            plan.append(_Dealing(takes, keep, holders, claimant))
         else:
             unit_nodes = net.add_nodes(group.units)
             keeps = np.stack([kept_by(group.claims, m) for m in group.eligible])  # eligible x units
-            for u in range(group.units):
-                net.supply(unit_nodes + u, 1)
-            r, u = np.nonzero(keeps)
+            for unit in range(group.units):
+                net.supply(unit_nodes + unit, 1)
+            rows, units = np.nonzero(keeps)
             # a join unit goes to a member keeping some of its partitions, or is released to the pool
-            keep = arcs(unit_nodes + u, take + r, 1, 0, -keeps[r, u])
+            keep = arcs(unit_nodes + units, take + rows, 1, 0, -keeps[rows, units])
             arcs(unit_nodes + np.arange(group.units), pool, 1, 0, 0)
-            plan.append(("join", takes, keep, (r, u), None))
+            plan.append(_Dealing(takes, keep, rows, None, units))
         between()
     # then the totals: each member's extra units cost the rise of its squared load
     for m in range(n):
@@ -112,7 +113,23 @@ def solve_per_topic_flow(index: ConsumerIndex, between: Callable[[], None]) -> t
     return _deal(index, plan, flow), uniform
 
 
-def _deal(index: ConsumerIndex, plan: list, flow: np.ndarray) -> list[np.ndarray]:
+@dataclass(frozen=True)
+class _Dealing:
+    """Where a topic group's units are in the flow vector."""
+
+    takes: slice
+    """arcs take_mg -> member, in eligible order: units each member takes."""
+    keep: slice
+    """arcs that keep units with a claimant."""
+    rows: np.ndarray
+    """eligible positions of the keep arcs' members."""
+    claimant: np.ndarray | None
+    """single topic: per unit, the eligible position of its claimant (-1: none)."""
+    units: np.ndarray | None = None
+    """join: the unit of each keep arc."""
+
+
+def _deal(index: ConsumerIndex, plan: list[_Dealing | None], flow: np.ndarray) -> list[np.ndarray]:
     """Units to members from the flow: kept units to their claimants (lowest numbers first), the
     other units, ascending, to the members in eligible order, as many as the flow gives each."""
     owners = []
@@ -121,20 +138,19 @@ def _deal(index: ConsumerIndex, plan: list, flow: np.ndarray) -> list[np.ndarray
         if step is None:
             owners.append(owner)
             continue
-        kind, takes, keep, holders, claimant = step
         eligible = np.asarray(group.eligible, dtype=np.int64)
-        kept = flow[keep]
+        kept = flow[step.keep]
         taken = np.zeros(len(eligible), dtype=np.int64)
-        if kind == "topic":
-            for r, count in zip(holders.tolist(), kept.tolist(), strict=True):
-                owner[np.flatnonzero(claimant == r)[:count]] = eligible[r]
-                taken[r] += count
+        if step.claimant is not None:
+            for row, count in zip(step.rows.tolist(), kept.tolist(), strict=True):
+                owner[np.flatnonzero(step.claimant == row)[:count]] = eligible[row]
+                taken[row] += count
         else:
-            r, u = holders
+            assert step.units is not None
             stays = kept > 0
-            owner[u[stays]] = eligible[r[stays]]
-            np.add.at(taken, r[stays], 1)
+            owner[step.units[stays]] = eligible[step.rows[stays]]
+            np.add.at(taken, step.rows[stays], 1)
         # what each member takes in all, less what it kept, comes from the pool
-        owner[owner < 0] = np.repeat(eligible, flow[takes] - taken)
+        owner[owner < 0] = np.repeat(eligible, flow[step.takes] - taken)
         owners.append(owner)
     return owners
