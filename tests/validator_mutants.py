@@ -5,10 +5,10 @@ A *rule* is a place where a validator reports a violation: `out.append("...")` o
 For each, a copy of the repository gets that one report removed (`pass`, `return []`, the
 entry deleted), and the validator tests (`tests/models/test_consumer_validator.py`,
 `tests/models/test_balance_validator.py`, `tests/models/test_streams_validator.py`) run against
-the copy in a fresh interpreter. A mutant
-the tests still pass is a *survivor*: a rule no test shows a wrong answer for.
+the copy in a fresh interpreter. A mutant the tests still pass is a *survivor*: a rule no test
+shows a wrong answer for.
 
-    python -m tests.validator_mutants            # all rules of both validators
+    python -m tests.validator_mutants            # all rules of the validators
     python -m tests.validator_mutants --list     # the mutants only
 
 Not part of the suite (about a minute per dozen mutants); its result is quoted in the README.
