@@ -97,3 +97,13 @@ def _best_claimants(claims: np.ndarray, eligible: np.ndarray) -> tuple[np.ndarra
 def kept_by(claims: np.ndarray, member: int) -> np.ndarray:
     """per unit: partitions `member` keeps when it gets the unit."""
     return (claims == member).sum(axis=0)
+
+
+def off_rack(index: ConsumerIndex, g: int, m: int) -> list[int]:
+    """per unit of group g: its partitions member m would read from a rack holding no replica."""
+    group = index.groups[g]
+    rack = index.racks[m]
+    if group.racks is None or rack is None:
+        return [0] * group.units
+    reads = [i for i, t in enumerate(group.topics) if t in index.subscriptions[m]]
+    return [sum(1 for i in reads if group.racks[i][u] and rack not in group.racks[i][u]) for u in range(group.units)]

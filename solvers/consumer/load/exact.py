@@ -8,7 +8,9 @@ below a/b" is the integer constraint W_m <= ceil(a c_m / b) - 1 on every member,
    until CP-SAT proves there is none (the last answer's bottleneck is L*); a first solve that
    minimises z with S W_m <= z c_m (S a scale that keeps z within 64 bits) starts it close;
 2. with W_m <= floor((1 + load_tolerance) L* c_m), the most partitions kept (fewest moves);
-3. with that many kept, the bottleneck tightened again (evenness, best effort).
+3. with that many kept, the bottleneck tightened again, then the least sum of W_m^2 / c_m (as
+   sum of (lcm(c) / c_m) W_m^2, when that fits 64 bits), then the fewest partitions read off-rack
+   (KIP-881): best effort, each kept only when CP-SAT proves it.
 
 Each solve is a fresh model with its own caps (a cap proven infeasible must not stay).
 """
@@ -24,7 +26,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from stickyd.models.consumer.index import ConsumerIndex
-from stickyd.solvers.consumer.load.data import LoadData, kept_by
+from stickyd.solvers.consumer.load.data import LoadData, kept_by, off_rack
 from stickyd.solvers.errors import SolveTimeout
 
 EXACT_MAX_PAIRS = 4_000
@@ -66,17 +68,21 @@ class LoadModel:
         self.choices: list[tuple[int, int, int, cp_model.IntVar]] = []
         terms: list[list[tuple[int, cp_model.IntVar]]] = [[] for _ in range(data.member_count)]
         kept: list[tuple[int, cp_model.IntVar]] = []
+        misses: list[tuple[int, cp_model.IntVar]] = []
         for g, group in enumerate(data.groups):
             claims = index.groups[g].claims
             for row, m in enumerate(group.eligible.tolist()):
                 weights = group.weight_for(row).tolist()
                 keeps = kept_by(claims, m).tolist()
+                off = off_rack(index, g, m)
                 for u in range(len(weights)):
                     x = model.new_bool_var(f"unit_{g}_{u}_to_{m}")
                     self.choices.append((g, u, m, x))
                     terms[m].append((weights[u], x))
                     if keeps[u]:
                         kept.append((keeps[u], x))
+                    if off[u]:
+                        misses.append((off[u], x))
         by_unit: dict[tuple[int, int], list[cp_model.IntVar]] = {}
         for g, u, _, x in self.choices:
             by_unit.setdefault((g, u), []).append(x)
@@ -94,6 +100,8 @@ class LoadModel:
                 model.add(w <= caps[m])
             self.weight.append(w)
         self.kept = sum(c * x for c, x in kept)
+        self.misses = sum(c * x for c, x in misses) if misses else None
+        self.caps = caps
         if min_kept is not None:
             # as many partitions stay with their owner as the stickiness level proved possible
             model.add(self.kept >= min_kept)
@@ -106,6 +114,26 @@ class LoadModel:
             # the bottleneck, scaled, is at least every member's normalized load
             self.model.add(scale * w <= c * z)
         self.model.minimize(z)
+
+    def minimise_spread(self) -> bool:
+        """Objective: sum over members of (lcm(c) / c_m) W_m^2, i.e. of W_m^2 / c_m scaled to
+        integers; False (no objective) when the caps are missing or it could pass 64 bits."""
+        capacity = self.data.capacity.tolist()
+        scale = math.lcm(*capacity)
+        if (
+            self.caps is None
+            or sum(scale // c * cap * cap for c, cap in zip(capacity, self.caps, strict=True)) >= 2**62
+        ):
+            return False
+        terms = []
+        for m, (w, cap) in enumerate(zip(self.weight, self.caps, strict=True)):
+            square = self.model.new_int_var(0, max(cap, 0) ** 2, f"weight_squared_{m}")
+            # evenness: a member's weight squared, over its capacity
+            self.model.add_multiplication_equality(square, [w, w])
+            terms.append(scale // capacity[m] * square)
+        self.spread = sum(terms)
+        self.model.minimize(self.spread)
+        return True
 
     def solve(self, deadline: float) -> tuple[list[np.ndarray], bool, float] | None:
         """(owners, proven optimal, objective bound), None when infeasible; SolveTimeout when
@@ -197,4 +225,31 @@ def solve_load_exact(data: LoadData, index: ConsumerIndex, start: list[np.ndarra
         return ExactLoad(sticky_owners, best, None, max(0, moves_bound))
     kept = kept_of(index, sticky_owners)
     even, _ = tighten(data, index, sticky_owners, deadline, caps, kept)
-    return ExactLoad(even, best, index.owned - kept, index.owned - kept)
+    return ExactLoad(polish(data, index, even, kept, deadline), best, index.owned - kept, index.owned - kept)
+
+
+def polish(
+    data: LoadData, index: ConsumerIndex, owners: list[np.ndarray], kept: int, deadline: float
+) -> list[np.ndarray]:
+    """Level 3's sum of W^2 / c, then racks, at the bottleneck and the moves of `owners`: best
+    effort (a level not proven in time leaves the answer as it was)."""
+    bottleneck = bottleneck_of(data, owners)
+    caps = [math.floor(bottleneck * c) for c in data.capacity.tolist()]
+    try:
+        model = LoadModel(data, index, caps, kept, deadline)
+        if model.minimise_spread():
+            found = model.solve(deadline)
+            if found is None or not found[1]:
+                return owners
+            owners = found[0]
+            # the spread held at its optimum for the racks
+            model.model.add(model.spread <= round(found[2]))
+        if model.misses is not None:
+            model.model.clear_objective()
+            model.model.minimize(model.misses)
+            found = model.solve(deadline)
+            if found is not None and found[1]:
+                owners = found[0]
+    except SolveTimeout:
+        pass
+    return owners

@@ -18,7 +18,7 @@ from ortools.sat.python import cp_model
 
 from stickyd.models.consumer.balance import per_topic_bounds
 from stickyd.models.consumer.index import ConsumerIndex
-from stickyd.solvers.consumer.load.data import kept_by
+from stickyd.solvers.consumer.load.data import kept_by, off_rack
 from stickyd.solvers.errors import SolveTimeout
 
 PER_TOPIC_MAX_PAIRS = 6_000
@@ -89,16 +89,6 @@ def solve_per_topic_cpsat(index: ConsumerIndex, deadline: float) -> list[np.ndar
         if solver.boolean_value(x):
             owners[g][u] = m
     return owners
-
-
-def off_rack(index: ConsumerIndex, g: int, m: int) -> list[int]:
-    """per unit of group g: its partitions member m would read from a rack holding no replica."""
-    group = index.groups[g]
-    rack = index.racks[m]
-    if group.racks is None or rack is None:
-        return [0] * group.units
-    reads = [i for i, t in enumerate(group.topics) if t in index.subscriptions[m]]
-    return [sum(1 for i in reads if group.racks[i][u] and rack not in group.racks[i][u]) for u in range(group.units)]
 
 
 def _settle(model: cp_model.CpModel, solver: cp_model.CpSolver, expr: Any, deadline: float, maximise: bool) -> None:

@@ -77,7 +77,8 @@ def reference_weights(problem: dict[str, Any]) -> dict[str, list[int]]:
 
 
 def load_reference(problem: dict[str, Any]) -> dict[str, Any]:
-    """L*, the level-2 moves and the level-3 bottleneck of balance `load`, as exact fractions."""
+    """L*, the level-2 moves, level 3 (the bottleneck, then the sum of W^2 / c) and the off-rack
+    partitions after it, of balance `load`, as exact fractions."""
     options = problem.get("options", {})
     tolerance = Fraction(repr(float(options.get("load_tolerance", 0.05))))
     capacity = {m["id"]: m.get("capacity", 1) for m in problem["members"]}
@@ -90,7 +91,20 @@ def load_reference(problem: dict[str, Any]) -> dict[str, Any]:
     within = [c for c in found if bottleneck(c) <= (1 + tolerance) * best]
     kept = max(c.kept for c in within)
     sticky = [c for c in within if c.kept == kept]
-    return {"bottleneck": best, "moves": owned - kept, "even_bottleneck": min(bottleneck(c) for c in sticky)}
+    even = min(bottleneck(c) for c in sticky)
+
+    def spread(c: Candidate) -> Fraction:
+        return sum((Fraction(w * w, capacity[m]) for m, w in c.weights.items()), Fraction(0))
+
+    flattest = min(spread(c) for c in sticky if bottleneck(c) == even)
+    racks = min(c.misses for c in sticky if bottleneck(c) == even and spread(c) == flattest)
+    return {
+        "bottleneck": best,
+        "moves": owned - kept,
+        "even_bottleneck": even,
+        "spread": flattest,
+        "racks": racks,
+    }
 
 
 def per_topic_reference(problem: dict[str, Any]) -> dict[str, int]:
