@@ -4,6 +4,9 @@ L* (the smallest possible largest normalized load W/c) is at least:
 
 - the heaviest-unit bound: every unit goes somewhere, so L* >= max over units of the least
   w/c it can weigh on any member eligible for it;
+- the heaviest-units bound (Horvath, Lam and Sethi's for uniform machines): the k heaviest units
+  a set of members alone may take sit on at most k of them, so L* >= their weight over the k
+  largest capacities of the set, for every k;
 - the fractional bound: with units split at will (each weighing its least for any eligible
   member), L is reachable only when a max-flow source -> unit class -> eligible member -> sink,
   the sink arc of member m holding floor(L * c_m) (W_m is an integer), carries every weight.
@@ -50,6 +53,31 @@ def heaviest_unit_bound(data: LoadData) -> Fraction:
     return best
 
 
+CLASSES_COMPARED = 64
+"""up to this many distinct eligible sets, each also counts the units of the sets inside it."""
+
+
+def heaviest_units_bound(data: LoadData) -> Fraction:
+    """max over eligible sets E and k <= |E| of (k heaviest units only E may take) / (k largest
+    capacities in E)."""
+    classes: dict[frozenset[int], list[np.ndarray]] = {}
+    for group in data.groups:
+        if group.weight.shape[1]:
+            classes.setdefault(frozenset(group.eligible.tolist()), []).append(group.min_weight())
+    best = Fraction(0)
+    for members, own in classes.items():
+        inside = [w for other, ws in classes.items() if other <= members for w in ws]
+        weights = np.concatenate(inside if len(classes) <= CLASSES_COMPARED else own)
+        k = min(len(members), len(weights))
+        top = np.sort(np.partition(weights, len(weights) - k)[len(weights) - k :])[::-1]
+        capacity = np.sort(data.capacity[sorted(members)])[::-1][:k]
+        work, room = np.cumsum(top), np.cumsum(capacity)
+        if k:
+            at = int(np.argmax(work / room))  # any k gives a proven bound: floats only pick one
+            best = max(best, Fraction(int(work[at]), int(room[at])))
+    return best
+
+
 def fractional_bound(data: LoadData, known: Fraction, budget: TimeBudget) -> Fraction:
     """A proven lower bound on L*: the heaviest-unit bound raised by bisection on max-flow,
     between it and `known` (the bottleneck of some valid assignment)."""
@@ -58,7 +86,7 @@ def fractional_bound(data: LoadData, known: Fraction, budget: TimeBudget) -> Fra
         if group.weight.shape[1]:
             key = tuple(group.eligible.tolist())
             classes[key] = classes.get(key, 0) + int(group.min_weight().sum())
-    low = heaviest_unit_bound(data)
+    low = max(heaviest_unit_bound(data), heaviest_units_bound(data))
     high = known
     if not classes or _feasible(data, classes, low):
         return low

@@ -228,6 +228,14 @@ def solve_load_exact(data: LoadData, index: ConsumerIndex, start: list[np.ndarra
     return ExactLoad(polish(data, index, even, kept, deadline), best, index.owned - kept, index.owned - kept)
 
 
+def spread_of(data: LoadData, owners: list[np.ndarray]) -> int:
+    """sum over members of (lcm(c) / c_m) W_m^2, as the exact model's spread objective counts it."""
+    capacity = data.capacity.tolist()
+    scale = math.lcm(*capacity)
+    weights = data.member_weights(owners).tolist()
+    return sum(scale // c * w * w for c, w in zip(capacity, weights, strict=True))
+
+
 def polish(
     data: LoadData, index: ConsumerIndex, owners: list[np.ndarray], kept: int, deadline: float
 ) -> list[np.ndarray]:
@@ -242,8 +250,9 @@ def polish(
             if found is None or not found[1]:
                 return owners
             owners = found[0]
-            # the spread held at its optimum for the racks
-            model.model.add(model.spread <= round(found[2]))
+            # the spread held at its optimum for the racks (measured in integers: CP-SAT's
+            # objective is a float, inexact beyond 2^53)
+            model.model.add(model.spread <= spread_of(data, owners))
         if model.misses is not None:
             model.model.clear_objective()
             model.model.minimize(model.misses)
