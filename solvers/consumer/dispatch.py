@@ -78,7 +78,7 @@ def _solve_consumer(
     options = problem.options
     if budget is None:
         budget = TimeBudget.of_ms(options.time_limit_ms or default_time_limit_ms, started=started)
-    if uses_balance(problem):  # balance per_topic or load: solvers/consumer/load/
+    if uses_balance(problem):  # balance per_topic or load, lag-greedy, or load fields sent: solvers/consumer/load/
         return solve_balanced(
             problem,
             budget,
