@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from stickyd.models.consumer.balance import per_topic_bounds
-from stickyd.models.consumer.index import ConsumerIndex
+from stickyd.models.consumer.index import ConsumerIndex, UnitGroup
 from stickyd.solvers.consumer.load.data import kept_by
 from stickyd.solvers.flows.levels import solve_by_levels
 from stickyd.solvers.flows.network import FlowNetwork
@@ -44,73 +45,89 @@ def member_unit_widths(index: ConsumerIndex) -> tuple[dict[int, int], bool]:
 def solve_per_topic_flow(index: ConsumerIndex, between: Callable[[], None]) -> tuple[list[np.ndarray], bool]:
     """(owners, proven): proven when every member's units are of one width (see the docstring)."""
     width, uniform = member_unit_widths(index)
-    net = FlowNetwork()
-    n = index.member_count
-    member_node = net.add_nodes(n)
-    sink = net.add_nodes(1)
-    square_costs: list[np.ndarray] = []
-    keep_costs: list[np.ndarray] = []
+    network = _PerTopicNetwork(index.member_count)
     plan: list[_Dealing | None] = []
-    base = np.zeros(n, dtype=np.int64)
-    extra = np.zeros(n, dtype=np.int64)
+    for group in index.groups:
+        plan.append(network.add_group(group) if group.units else None)
+        between()
+    network.add_totals(width if uniform else {}, sum(g.units for g in index.groups))
+    flow = solve_by_levels(network.net, network.levels(), between)
+    return _deal(index, plan, flow), uniform
 
-    def arcs(tails: object, heads: object, caps: object, square: object, keep: object, lower: object = None) -> slice:
-        where = net.add_arcs(tails, heads, caps, 0, lower)
+
+class _PerTopicNetwork:
+    """The network of the module's docstring, built group by group, with a cost per level per arc."""
+
+    def __init__(self, members: int) -> None:
+        self.net = FlowNetwork()
+        self.members = members
+        self.member_node = self.net.add_nodes(members)
+        self.sink = self.net.add_nodes(1)
+        self.square_costs: list[np.ndarray] = []
+        self.keep_costs: list[np.ndarray] = []
+        self.base = np.zeros(members, dtype=np.int64)
+        self.extra = np.zeros(members, dtype=np.int64)
+
+    def arcs(self, tails: Any, heads: Any, caps: Any, square: Any, keep: Any, lower: Any = None) -> slice:
+        where = self.net.add_arcs(tails, heads, caps, 0, lower)
         size = where.stop - where.start
-        square_costs.append(np.broadcast_to(np.asarray(square, np.int64), (size,)).copy())
-        keep_costs.append(np.broadcast_to(np.asarray(keep, np.int64), (size,)).copy())
+        self.square_costs.append(np.broadcast_to(np.asarray(square, np.int64), (size,)).copy())
+        self.keep_costs.append(np.broadcast_to(np.asarray(keep, np.int64), (size,)).copy())
         return where
 
-    for group in index.groups:
-        if not group.units:
-            plan.append(None)
-            continue
+    def levels(self) -> list[np.ndarray]:
+        return [np.concatenate(self.square_costs), np.concatenate(self.keep_costs)]
+
+    def add_group(self, group: UnitGroup) -> _Dealing:
+        net = self.net
         eligible = np.asarray(group.eligible, dtype=np.int64)
         low, high = per_topic_bounds(group)
         take = net.add_nodes(len(eligible))
         pool = net.add_nodes(1)
         # per topic: each eligible member takes floor or ceil of the group's units
-        takes = arcs(take + np.arange(len(eligible)), member_node + eligible, high, 0, 0, low)
-        base[eligible] += low
-        extra[eligible] += high - low
+        takes = self.arcs(take + np.arange(len(eligible)), self.member_node + eligible, high, 0, 0, low)
+        self.base[eligible] += low
+        self.extra[eligible] += high - low
         # units nobody keeps reach any eligible member through the pool
-        arcs(pool, take + np.arange(len(eligible)), group.units, 0, 0)
-        if len(group.topics) == 1:
-            claims = group.claims[0]
-            row = np.full(n + 1, -1, dtype=np.int64)
-            row[eligible] = np.arange(len(eligible))
-            claimant = row[claims]
-            counts = np.bincount(claimant[claimant >= 0], minlength=len(eligible))
-            holders = np.flatnonzero(counts)
-            kept_nodes = net.add_nodes(len(holders))
-            for i, holder in enumerate(holders.tolist()):
-                net.supply(kept_nodes + i, int(counts[holder]))
-            net.supply(pool, int((claimant < 0).sum()))
-            # a claimed unit stays with its claimant, or is released to the pool
-            keep = arcs(kept_nodes + np.arange(len(holders)), take + holders, counts[holders], 0, -1)
-            arcs(kept_nodes + np.arange(len(holders)), pool, counts[holders], 0, 0)
-            plan.append(_Dealing(takes, keep, holders, claimant))
-        else:
-            unit_nodes = net.add_nodes(group.units)
-            keeps = np.stack([kept_by(group.claims, m) for m in group.eligible])  # eligible x units
-            for unit in range(group.units):
-                net.supply(unit_nodes + unit, 1)
-            rows, units = np.nonzero(keeps)
-            # a join unit goes to a member keeping some of its partitions, or is released to the pool
-            keep = arcs(unit_nodes + units, take + rows, 1, 0, -keeps[rows, units])
-            arcs(unit_nodes + np.arange(group.units), pool, 1, 0, 0)
-            plan.append(_Dealing(takes, keep, rows, None, units))
-        between()
-    # then the totals: each member's extra units cost the rise of its squared load
-    for m in range(n):
-        w = width.get(m, 1) if uniform else 1
-        arcs(member_node + m, sink, base[m], 0, 0, base[m])
-        k = base[m] + np.arange(1, extra[m] + 1, dtype=np.int64)
-        if extra[m]:
-            arcs(np.full(len(k), member_node + m), sink, 1, w * w * (2 * k - 1), 0)
-    net.supply(sink, -int(sum(g.units for g in index.groups)))
-    flow = solve_by_levels(net, [np.concatenate(square_costs), np.concatenate(keep_costs)], between)
-    return _deal(index, plan, flow), uniform
+        self.arcs(pool, take + np.arange(len(eligible)), group.units, 0, 0)
+        if len(group.topics) > 1:
+            return self._join_units(group, take, pool, takes)
+        row = np.full(self.members + 1, -1, dtype=np.int64)
+        row[eligible] = np.arange(len(eligible))
+        claimant = row[group.claims[0]]
+        counts = np.bincount(claimant[claimant >= 0], minlength=len(eligible))
+        holders = np.flatnonzero(counts)
+        kept_nodes = net.add_nodes(len(holders))
+        for i, holder in enumerate(holders.tolist()):
+            net.supply(kept_nodes + i, int(counts[holder]))
+        net.supply(pool, int((claimant < 0).sum()))
+        # a claimed unit stays with its claimant, or is released to the pool
+        keep = self.arcs(kept_nodes + np.arange(len(holders)), take + holders, counts[holders], 0, -1)
+        self.arcs(kept_nodes + np.arange(len(holders)), pool, counts[holders], 0, 0)
+        return _Dealing(takes, keep, holders, claimant)
+
+    def _join_units(self, group: UnitGroup, take: int, pool: int, takes: slice) -> _Dealing:
+        unit_nodes = self.net.add_nodes(group.units)
+        keeps = np.stack([kept_by(group.claims, m) for m in group.eligible])  # eligible x units
+        for unit in range(group.units):
+            self.net.supply(unit_nodes + unit, 1)
+        rows, units = np.nonzero(keeps)
+        # a join unit goes to a member keeping some of its partitions, or is released to the pool
+        keep = self.arcs(unit_nodes + units, take + rows, 1, 0, -keeps[rows, units])
+        self.arcs(unit_nodes + np.arange(group.units), pool, 1, 0, 0)
+        return _Dealing(takes, keep, rows, None, units)
+
+    def add_totals(self, width: dict[int, int], units: int) -> None:
+        """Then the totals: each member's extra units cost the rise of its squared load (`width`:
+        partitions per unit; a member missing counts units)."""
+        for m in range(self.members):
+            w = width.get(m, 1)
+            base, extra = int(self.base[m]), int(self.extra[m])
+            self.arcs(self.member_node + m, self.sink, base, 0, 0, base)
+            if extra:
+                k = base + np.arange(1, extra + 1, dtype=np.int64)
+                self.arcs(np.full(extra, self.member_node + m), self.sink, 1, w * w * (2 * k - 1), 0)
+        self.net.supply(self.sink, -units)
 
 
 @dataclass(frozen=True)
