@@ -24,7 +24,12 @@ from stickyd.models.consumer.problem import ConsumerProblem, ConsumerSolution, C
 from stickyd.models.consumer.validation import unit_violations
 from stickyd.solvers.budget import TimeBudget
 from stickyd.solvers.consumer.lazy_solution import LazyConsumerSolution
-from stickyd.solvers.consumer.load.bound import fractional_bound, heaviest_unit_bound, moves_lower_bound
+from stickyd.solvers.consumer.load.bound import (
+    fractional_bound,
+    heaviest_unit_bound,
+    heaviest_units_bound,
+    moves_lower_bound,
+)
 from stickyd.solvers.consumer.load.data import LoadData, load_data
 from stickyd.solvers.consumer.load.exact import (
     EXACT_MAX_PAIRS,
@@ -229,7 +234,7 @@ def _with_load(
     normalized = data.member_weights(owners) / data.capacity
     if proven is None:
         known = bottleneck_of(data, owners)
-        bound = heaviest_unit_bound(data)
+        bound = max(heaviest_unit_bound(data), heaviest_units_bound(data))
         proven = (None, bound, moves_lower_bound(data, index.owned, known), False)
     _, bound, moves, _ = proven
     figures = LoadStats(
