@@ -86,6 +86,10 @@ def print_consumer_table(problem: ConsumerProblem, solution: ConsumerSolution, c
         f"moves {s.moves} of {s.owned} owned{measured} · load {s.min_load}..{s.max_load}{measured} · "
         f"{s.time_ms:.1f} ms"
     )
+    if s.load is not None:
+        bound = "" if s.load.lower_bound is None else f" · best possible >= {s.load.lower_bound:g}"
+        moves = "" if s.load.moves_lower_bound is None else f" · moves >= {s.load.moves_lower_bound}"
+        console.print(f"normalized load (weight / capacity) {s.load.min:g}..{s.load.max:g}{bound}{moves}")
     if solution.unassigned:
         console.print(f"unassigned (co-partitioning remainder): {partition_text(solution.unassigned)}")
     for warning in s.warnings:

@@ -159,3 +159,17 @@ ASSIGNOR_TIME_LIMIT_MS = 500
 """The time limit the assignor asks of the service: half its timeout, the rest for the round trip."""
 ASSIGNOR_FALLBACK_TIME_LIMIT_MS = 200
 """The time limit of the solve in the leader's own process when the service did not answer."""
+
+# Balance by load and per topic (solvers/consumer/load/): the exact models' shares and build costs
+
+LOAD_EXACT_SHARE = 0.6
+"""Part of the balanced solvers' share (OPTIMAL_SHARE) the exact load model may use; the rest is
+kept for the heuristic's answer."""
+LOAD_BUILD_S_PER_PAIR = 1e-5
+"""What building the exact load model costs per (unit, member) pair, at most (about 3.5 us
+measured): no model is built that could not be solved before the deadline."""
+PER_TOPIC_BUILD_S_PER_PAIR = 1e-5
+"""What building the per-topic CP-SAT model costs per pair, at most: none is built that could not
+be solved in time."""
+LOAD_REPAIR_SHARE = 0.3
+"""Part of what is left of the budget the load heuristic's repair of the bottleneck may use."""

@@ -4,10 +4,11 @@ A *rule* is a place where a validator reports a violation: `out.append("...")` o
 `return ["..."]`, or one entry of a `truth` table of stats compared with what the answer says.
 For each, a copy of the repository gets that one report removed (`pass`, `return []`, the
 entry deleted), and the validator tests (`tests/models/test_consumer_validator.py`,
-`tests/models/test_streams_validator.py`) run against the copy in a fresh interpreter. A mutant
-the tests still pass is a *survivor*: a rule no test shows a wrong answer for.
+`tests/models/test_balance_validator.py`, `tests/models/test_streams_validator.py`) run against
+the copy in a fresh interpreter. A mutant the tests still pass is a *survivor*: a rule no test
+shows a wrong answer for.
 
-    python -m tests.validator_mutants            # all rules of both validators
+    python -m tests.validator_mutants            # all rules of the validators
     python -m tests.validator_mutants --list     # the mutants only
 
 Not part of the suite (about a minute per dozen mutants); its result is quoted in the README.
@@ -25,9 +26,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-VALIDATORS = ("models/consumer/validation.py", "models/streams/validation.py")
-TESTS = ("tests/models/test_consumer_validator.py", "tests/models/test_streams_validator.py")
-COPIED = ("models", "solvers", "service", "client", "pipeline", "cli", "bench", "tests", "pyproject.toml")
+VALIDATORS = (
+    "models/consumer/validation.py",
+    "models/consumer/balance_validation.py",
+    "models/streams/validation.py",
+)
+TESTS = (
+    "tests/models/test_consumer_validator.py",
+    "tests/models/test_balance_validator.py",
+    "tests/models/test_streams_validator.py",
+)
+PACKAGES = ("models", "solvers", "service", "client", "pipeline", "cli")
+COPIED = (*PACKAGES, "bench", "tests", "pyproject.toml")
 
 
 @dataclass(frozen=True)
@@ -108,6 +118,15 @@ def killed(mutant: Mutant, work: Path) -> bool:
     return run.returncode != 0
 
 
+def _link_as_installed(work: Path) -> None:
+    """`stickyd` in the copy, its packages linked to the copy's folders as pyproject.toml maps them:
+    the tests, run from the copy, import the mutated code before this checkout's editable install."""
+    (work / "stickyd").mkdir()
+    shutil.copy(ROOT / "stickyd" / "__init__.py", work / "stickyd" / "__init__.py")
+    for package in PACKAGES:
+        (work / "stickyd" / package).symlink_to(work / package, target_is_directory=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
@@ -125,6 +144,7 @@ def main() -> None:
                 shutil.copytree(source, work / name, ignore=shutil.ignore_patterns("__pycache__"))
             else:
                 shutil.copy(source, work / name)
+        _link_as_installed(work)
         baseline = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *TESTS], cwd=work, capture_output=True
         )

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation, ValidationInfo, model_validator
 
 from stickyd.models.consumer.owned import OwnedColumns, OwnedMap, TopicName, owned_columns
+from stickyd.models.consumer.weights import MAX_CAPACITY, PartitionWeights, check_partition_weights
 from stickyd.models.fallback_cause import FallbackCause
 from stickyd.models.int_ranges import Int32
 
@@ -15,8 +16,11 @@ MemberId = Annotated[str, Field(min_length=1)]
 OWNED_COLUMNS_GIVEN = "owned_columns"
 """validation-context key: the members' claim columns, already checked (models/consumer/wire.py)."""
 
-ConsumerStrategy = Literal["optimal", "sticky", "range", "roundrobin"]
+ConsumerStrategy = Literal["optimal", "sticky", "range", "roundrobin", "lag-greedy"]
 Protocol = Literal["eager", "cooperative"]
+Balance = Literal["count", "per_topic", "load"]
+"""what `optimal` balances: partition counts, each topic's spread, or weight per capacity
+(docs/wire-format.md, "What balanced means")."""
 
 TopicPartitions = dict[str, list[int]]
 """topic -> sorted partition numbers."""
@@ -35,6 +39,8 @@ class ConsumerMember(_Frozen):
     """checked (as `OwnedMap`) by ConsumerProblem for all members at once: models/consumer/owned.py."""
     generation: Annotated[Int32, Field(ge=-1)] = -1
     rack: Annotated[str, Field(min_length=1)] | None = None
+    capacity: Annotated[int, Field(ge=1, le=MAX_CAPACITY)] | None = None
+    """what the member can take relative to the others (threads, cores); 1 when absent."""
 
 
 class ConsumerOptions(_Frozen):
@@ -42,6 +48,9 @@ class ConsumerOptions(_Frozen):
     time_limit_ms: Annotated[int, Field(gt=0, le=3_600_000)] | None = None
     protocol: Protocol = "eager"
     max_imbalance: Annotated[Int32, Field(ge=0)] = 0
+    balance: Balance = "count"
+    load_tolerance: Annotated[float, Field(ge=0, le=1)] = 0.05
+    """how far above the best bottleneck (balance `load`) the answer may stay to move less."""
 
 
 class ConsumerProblem(_Frozen):
@@ -52,6 +61,8 @@ class ConsumerProblem(_Frozen):
     options: ConsumerOptions = Field(default_factory=ConsumerOptions)
     copartitioned: list[Annotated[list[TopicName], Field(min_length=1)]] = Field(default_factory=list)
     partition_racks: dict[TopicName, list[list[Annotated[str, Field(min_length=1)]]]] = Field(default_factory=dict)
+    partition_weights: SkipValidation[PartitionWeights] | None = None
+    """checked by `check_partition_weights` (models/consumer/weights.py), naming the field."""
     _owned_columns: OwnedColumns | None = PrivateAttr(default=None)
 
     @property
@@ -96,7 +107,19 @@ class ConsumerProblem(_Frozen):
                     f"{where}: {len(racks)} rack lists, but {topic} has "
                     f"{self.topics[topic]} partitions (one list per partition)"
                 )
+        check_partition_weights(self.partition_weights, self.topics)
         return self
+
+
+class LoadStats(_Frozen):
+    """An answer's normalized loads (weight / capacity) and the proven bounds beside them."""
+
+    max: float
+    min: float
+    lower_bound: float | None = Field(default=None, exclude_if=lambda value: value is None)
+    """a proven lower bound on the best possible bottleneck L*."""
+    moves_lower_bound: int | None = Field(default=None, exclude_if=lambda value: value is None)
+    """a proven lower bound on the moves of an answer within (1 + load_tolerance) x L*."""
 
 
 class ConsumerStats(_Frozen):
@@ -111,6 +134,8 @@ class ConsumerStats(_Frozen):
     max_load: int
     time_ms: float
     warnings: list[str] = Field(default_factory=list)
+    load: LoadStats | None = Field(default=None, exclude_if=lambda value: value is None)
+    """balance `load` only: the answer's normalized loads and what is proven about them."""
     _fallback_cause: FallbackCause | None = PrivateAttr(default=None)
 
     @property

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from stickyd.models.consumer.balance_validation import balance_violations
 from stickyd.models.consumer.index import ConsumerIndex, eligible_masks, index_consumer_problem
 from stickyd.models.consumer.problem import ConsumerProblem, ConsumerSolution, TopicPartitions
 
@@ -27,6 +28,7 @@ def validate_consumer_solution(
         return violations
     _check_coverage(index, owner, solution.unassigned, violations)
     _check_stats(index, solution, owner, violations)
+    violations.extend(balance_violations(problem, index, solution, owner))
     if problem.options.protocol == "cooperative":
         _check_cooperative(index, solution, violations)
     elif solution.revoke or solution.target is not None:

@@ -34,6 +34,7 @@ class _Member(msgspec.Struct, forbid_unknown_fields=True):
     owned: msgspec.Raw | UnsetType = UNSET
     generation: Any = UNSET
     rack: Any = UNSET
+    capacity: Any = UNSET
 
 
 class _Request(msgspec.Struct, forbid_unknown_fields=True):
@@ -42,6 +43,7 @@ class _Request(msgspec.Struct, forbid_unknown_fields=True):
     options: Any = UNSET
     copartitioned: Any = UNSET
     partition_racks: Any = UNSET
+    partition_weights: Any = UNSET
 
 
 _DECODER = msgspec.json.Decoder(_Request)
@@ -115,6 +117,8 @@ def decode_consumer(body: bytes) -> WireRequest | None:
             fields["generation"] = member.generation
         if member.rack is not UNSET:
             fields["rack"] = member.rack
+        if member.capacity is not UNSET:
+            fields["capacity"] = member.capacity
         if not isinstance(member.owned, UnsetType):
             raw = bytes(member.owned)
             fields["owned"] = OwnedJson(raw)

@@ -26,6 +26,7 @@ from stickyd.solvers.consumer.flow_estimate import (
     optimal_flow_s,
 )
 from stickyd.solvers.consumer.kip54_sticky import solve_sticky
+from stickyd.solvers.consumer.load.solve import solve_balanced, uses_balance
 from stickyd.solvers.consumer.mixed.cpsat import solve_cpsat
 from stickyd.solvers.consumer.mixed.one_each import one_unit_each
 from stickyd.solvers.consumer.mixed.split_bound import split_bound
@@ -78,6 +79,15 @@ def _solve_consumer(
     options = problem.options
     if budget is None:
         budget = TimeBudget.of_ms(options.time_limit_ms or default_time_limit_ms, started=started)
+    if uses_balance(problem):  # balance per_topic or load, lag-greedy, or load fields sent: solvers/consumer/load/
+        return solve_balanced(
+            problem,
+            budget,
+            started,
+            fallback_reason,
+            lambda index, why, strategy, cause: _fallback(index, budget, why, strategy, cause),
+            lambda plain: _solve_consumer(plain, default_time_limit_ms, fallback_reason, budget),
+        )
     if fallback_reason is None and fits(problem):  # plain lists for a tiny group, same answer
         tiny = solve_tiny(problem, lambda partitions: _optimal_deadline(budget, partitions), started)
         if tiny is not None:

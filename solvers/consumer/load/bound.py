@@ -1,0 +1,148 @@
+"""Proven lower bounds for balance `load`: on the bottleneck L*, and on the moves.
+
+L* (the smallest possible largest normalized load W/c) is at least:
+
+- the heaviest-unit bound: every unit goes somewhere, so L* >= max over units of the least
+  w/c it can weigh on any member eligible for it;
+- the heaviest-units bound (Horvath, Lam and Sethi's for uniform machines): the k heaviest units
+  a set of members alone may take sit on at most k of them, so L* >= their weight over the k
+  largest capacities of the set, for every k;
+- the fractional bound: with units split at will (each weighing its least for any eligible
+  member), L is reachable only when a max-flow source -> unit class -> eligible member -> sink,
+  the sink arc of member m holding floor(L * c_m) (W_m is an integer), carries every weight.
+  Infeasible at L proves L* > L; bisection between the proven bound and a known assignment's
+  bottleneck narrows it.
+
+The moves (docs/wire-format.md, level 2) are at least the claims nobody can keep, plus, per member,
+the fewest of the single partitions it keeps that it must give up so that what it keeps fits
+under (1 + load_tolerance) x U x c_m, U any known bottleneck (U >= L*, so the cap is never lower
+than the true one).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+from ortools.graph.python import max_flow
+
+from stickyd.solvers.budget import TimeBudget
+from stickyd.solvers.consumer.load.data import LoadData
+
+BISECTION_STEPS = 60
+RELATIVE_GAP = Fraction(1, 10**9)
+"""bisection stops once the bound is this close (relative) to the known bottleneck."""
+
+
+def heaviest_unit_bound(data: LoadData) -> Fraction:
+    best = Fraction(0)
+    for group in data.groups:
+        if not group.weight.shape[1]:
+            continue
+        capacity = data.capacity[group.eligible]
+        if len(group.weight) == 1:
+            best = max(best, Fraction(int(group.weight[0].max()), int(capacity.max())))
+            continue
+        # per unit, the least w/c over eligible members: compare as exact fractions per member
+        for u in np.flatnonzero(group.weight.max(axis=0) > 0).tolist():
+            least = min(
+                Fraction(int(w), int(c)) for w, c in zip(group.weight[:, u].tolist(), capacity.tolist(), strict=True)
+            )
+            best = max(best, least)
+    return best
+
+
+CLASSES_COMPARED = 64
+"""up to this many distinct eligible sets, each also counts the units of the sets inside it."""
+
+
+def heaviest_units_bound(data: LoadData) -> Fraction:
+    """max over eligible sets E and k <= |E| of (k heaviest units only E may take) / (k largest
+    capacities in E)."""
+    classes: dict[frozenset[int], list[np.ndarray]] = {}
+    for group in data.groups:
+        if group.weight.shape[1]:
+            classes.setdefault(frozenset(group.eligible.tolist()), []).append(group.min_weight())
+    best = Fraction(0)
+    for members, own in classes.items():
+        inside = [w for other, ws in classes.items() if other <= members for w in ws]
+        weights = np.concatenate(inside if len(classes) <= CLASSES_COMPARED else own)
+        k = min(len(members), len(weights))
+        top = np.sort(np.partition(weights, len(weights) - k)[len(weights) - k :])[::-1]
+        capacity = np.sort(data.capacity[sorted(members)])[::-1][:k]
+        work, room = np.cumsum(top), np.cumsum(capacity)
+        if k:
+            at = int(np.argmax(work / room))  # any k gives a proven bound: floats only pick one
+            best = max(best, Fraction(int(work[at]), int(room[at])))
+    return best
+
+
+def fractional_bound(data: LoadData, known: Fraction, budget: TimeBudget) -> Fraction:
+    """A proven lower bound on L*: the heaviest-unit bound raised by bisection on max-flow,
+    between it and `known` (the bottleneck of some valid assignment)."""
+    classes: dict[tuple[int, ...], int] = {}
+    for group in data.groups:
+        if group.weight.shape[1]:
+            key = tuple(group.eligible.tolist())
+            classes[key] = classes.get(key, 0) + int(group.min_weight().sum())
+    low = max(heaviest_unit_bound(data), heaviest_units_bound(data))
+    high = known
+    if not classes or _feasible(data, classes, low):
+        return low
+    for _ in range(BISECTION_STEPS):
+        if high - low <= high * RELATIVE_GAP or budget.expired():
+            break
+        middle = Fraction((low + high) / 2).limit_denominator(10**12)
+        if not low < middle < high:
+            break
+        if _feasible(data, classes, middle):
+            high = middle
+        else:
+            low = middle
+    return low
+
+
+def _feasible(data: LoadData, classes: dict[tuple[int, ...], int], bottleneck: Fraction) -> bool:
+    """Whether units split at will fit under `bottleneck` x capacity on every member."""
+    n = data.member_count
+    source, sink = n + len(classes), n + len(classes) + 1
+    flow = max_flow.SimpleMaxFlow()
+    total = 0
+    for k, (eligible, weight) in enumerate(classes.items()):
+        flow.add_arc_with_capacity(source, n + k, weight)
+        for m in eligible:
+            flow.add_arc_with_capacity(n + k, m, weight)
+        total += weight
+    for m, capacity in enumerate(data.capacity.tolist()):
+        flow.add_arc_with_capacity(m, sink, math.floor(bottleneck * capacity))
+    if flow.solve(source, sink) != flow.OPTIMAL:
+        return False
+    return flow.optimal_flow() == total
+
+
+def moves_lower_bound(data: LoadData, owned: int, known: Fraction) -> int:
+    """At least this many partitions move in any assignment within (1 + tolerance) x L*, given
+    `known` >= L* (see the module's docstring)."""
+    best_kept = sum(int(g.kept.sum()) for g in data.groups)
+    forced = owned - best_kept
+    limit = (1 + data.tolerance) * known
+    kept_weights: dict[int, list[np.ndarray]] = {}
+    for group in data.groups:
+        if len(group.weight) != 1 or not group.weight.shape[1]:
+            continue  # joins: another member may keep as much of a unit, so leaving it may cost nothing
+        mine = group.claimant >= 0
+        owners, weights = group.claimant[mine], group.weight[0][mine]
+        order = np.argsort(owners, kind="stable")
+        owners, weights = owners[order], weights[order]
+        cuts = np.flatnonzero(np.diff(owners)) + 1
+        for part_owner, part in zip(np.split(owners, cuts), np.split(weights, cuts), strict=True):
+            if len(part_owner):
+                kept_weights.setdefault(int(part_owner[0]), []).append(part)
+    shed = 0
+    for m, parts in kept_weights.items():
+        weights = np.sort(np.concatenate(parts))[::-1]
+        excess = int(weights.sum()) - math.floor(limit * int(data.capacity[m]))
+        if excess > 0:
+            shed += int(np.searchsorted(np.cumsum(weights), excess)) + 1
+    return forced + shed

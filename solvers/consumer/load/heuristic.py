@@ -1,0 +1,177 @@
+"""Balance `load` at any size: keep what fits, shed the fewest partitions, place them where they fit.
+
+1. every unit stays with the eligible member keeping most of it (its claimant), when there is one;
+2. a member whose kept weight is above (1 + load_tolerance) x bound x capacity sheds its
+   heaviest kept units until it is under (fewest units shed, so fewest moves for that member);
+3. the free units (never owned, claimed by a member that cannot take them, or shed) go heaviest
+   first, each to the eligible member where it ends lightest: the smallest (W + w) / c;
+4. while the bottleneck member is above the cap, the one move of one of its units that lowers
+   the larger of its own and the receiver's normalized load the most (none: stop).
+
+Valid by construction (a unit only goes to an eligible member). Not proven: the dispatcher
+reports how far it can be from the best with `stats.load`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from stickyd.solvers.budget import TimeBudget
+from stickyd.solvers.consumer.load.data import LoadData
+from stickyd.solvers.time_policy import LOAD_REPAIR_SHARE
+
+CHECK_EVERY = 4096
+"""units placed between two looks at the clock."""
+REPAIR_ROUNDS_PER_MEMBER = 4
+"""step 4 moves at most this many units per member of the group."""
+
+
+def shed_and_place(data: LoadData, bound: Fraction, budget: TimeBudget) -> list[np.ndarray]:
+    owners = [g.claimant.copy() for g in data.groups]
+    weight = data.member_weights(owners)
+    limit = (1 + data.tolerance) * bound
+    cap = np.array([math.floor(limit * c) for c in data.capacity.tolist()], dtype=np.int64)
+    _shed(data, owners, weight, cap)
+    _place(data, owners, weight, budget)
+    _repair(data, owners, weight, limit, budget)
+    return owners
+
+
+def _shed(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, cap: np.ndarray) -> None:
+    """Step 2: members above their cap give up their heaviest kept units until under it."""
+    excess = weight - cap
+    if not (excess > 0).any():
+        return
+    member, group, unit, unit_weight = [], [], [], []
+    for g, owner in enumerate(owners):
+        over = np.flatnonzero((owner >= 0) & (excess[np.maximum(owner, 0)] > 0))
+        if len(over):
+            member.append(owner[over])
+            group.append(np.full(len(over), g, np.int64))
+            unit.append(over)
+            unit_weight.append(data.unit_weights_of(g, owner)[over])
+    m, g_, u, w = (np.concatenate(a) for a in (member, group, unit, unit_weight))
+    order = np.lexsort((u, g_, -w, m))  # member by member, heaviest first
+    m, g_, u, w = m[order], g_[order], u[order], w[order]
+    starts = np.flatnonzero(np.r_[True, m[1:] != m[:-1]])
+    before = np.cumsum(w) - w  # weight shed before this unit, counted from the member's first
+    before -= np.repeat(before[starts], np.diff(np.r_[starts, len(m)]))
+    shed = before < excess[m]
+    for gi in np.unique(g_[shed]).tolist():
+        here = shed & (g_ == gi)
+        owners[gi][u[here]] = -1
+    np.subtract.at(weight, m[shed], w[shed])
+
+
+def _place(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, budget: TimeBudget) -> None:
+    """Step 3: free units heaviest first, each where it ends lightest, (W + w) / c."""
+    free_group, free_unit, free_weight = [], [], []
+    for g, (group, owner) in enumerate(zip(data.groups, owners, strict=True)):
+        free = np.flatnonzero(owner < 0)
+        if len(free) and len(group.eligible):
+            free_group.append(np.full(len(free), g, np.int64))
+            free_unit.append(free)
+            free_weight.append(group.min_weight()[free])
+    if not free_group:
+        return
+    g_all, u_all, w_all = (np.concatenate(a) for a in (free_group, free_unit, free_weight))
+    order = np.lexsort((u_all, g_all, -w_all))
+    capacity = data.capacity.tolist()
+    load = weight.tolist()
+    # per eligible set, one heap of (W, member) per capacity: the head of each is the member of
+    # that capacity where a unit of weight w ends lightest, (W + w) / c; the best head wins
+    heaps: dict[int, list[list[tuple[int, int]]]] = {}
+    for step, (g, u) in enumerate(zip(g_all[order].tolist(), u_all[order].tolist(), strict=True)):
+        if step % CHECK_EVERY == CHECK_EVERY - 1:
+            budget.check("the load heuristic")
+        group = data.groups[g]
+        classes = heaps.get(id(group.eligible))
+        if classes is None:
+            classes = heaps[id(group.eligible)] = _capacity_heaps(group.eligible.tolist(), capacity, load)
+        unit_weight = int(group.min_weight()[u]) if len(group.weight) > 1 else int(group.weight[0][u])
+        best: tuple[float, int, list[tuple[int, int]]] | None = None
+        for heap in classes:
+            m = _fresh_head(heap, load)
+            key = (load[m] + unit_weight) / capacity[m]
+            if best is None or (key, m) < best[:2]:
+                best = (key, m, heap)
+        assert best is not None
+        _, m, heap = best
+        row = 0 if len(group.weight) == 1 else int(np.flatnonzero(group.eligible == m)[0])
+        load[m] += int(group.weight_for(row)[u])
+        heapq.heapreplace(heap, (load[m], m))
+        owners[g][u] = m
+    weight[:] = load
+
+
+def _capacity_heaps(eligible: list[int], capacity: list[int], load: list[int]) -> list[list[tuple[int, int]]]:
+    by_capacity: dict[int, list[tuple[int, int]]] = {}
+    for m in eligible:
+        by_capacity.setdefault(capacity[m], []).append((load[m], m))
+    heaps = list(by_capacity.values())
+    for heap in heaps:
+        heapq.heapify(heap)
+    return heaps
+
+
+def _fresh_head(heap: list[tuple[int, int]], load: list[int]) -> int:
+    """The least loaded member of `heap`, after re-keying heads whose load rose elsewhere."""
+    while True:
+        key, m = heap[0]
+        if key == load[m]:
+            return m
+        heapq.heapreplace(heap, (load[m], m))
+
+
+def _repair(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, limit: Fraction, budget: TimeBudget) -> None:
+    """Step 4: moves off the bottleneck member while it is above `limit` and a move lowers it."""
+    capacity = data.capacity.astype(np.float64)
+    budget = budget.share(LOAD_REPAIR_SHARE)
+    for _ in range(REPAIR_ROUNDS_PER_MEMBER * data.member_count):
+        if budget.expired():
+            return
+        normalized = weight / capacity
+        top = int(np.argmax(normalized))
+        peak = float(normalized[top])
+        if Fraction(int(weight[top]), int(data.capacity[top])) <= limit:
+            return
+        best: tuple[float, int, int, int] | None = None  # (new peak of the pair, group, unit, receiver)
+        for g, (group, owner) in enumerate(zip(data.groups, owners, strict=True)):
+            mine = np.flatnonzero(owner == top)
+            others = group.eligible[group.eligible != top]
+            if not len(mine) or not len(others):
+                continue
+            if len(group.weight) == 1:
+                others = _lightest_per_capacity(others, weight, data.capacity)
+            leaving = data.unit_weights_of(g, owner)[mine]
+            rows = np.searchsorted(group.eligible, others) if len(group.weight) > 1 else np.zeros(len(others), np.int64)
+            arriving = (
+                group.weight[rows][:, mine]
+                if len(group.weight) > 1
+                else np.broadcast_to(leaving, (len(others), len(mine)))
+            )
+            after = (weight[others][:, None] + arriving) / capacity[others][:, None]
+            pair = np.maximum(after, ((weight[top] - leaving) / capacity[top])[None, :])
+            r, u = np.unravel_index(int(np.argmin(pair)), pair.shape)
+            if pair[r, u] < peak and (best is None or pair[r, u] < best[0]):
+                best = (float(pair[r, u]), g, int(mine[u]), int(others[r]))
+        if best is None:
+            return
+        _, g, unit, receiver = best
+        moved = data.unit_weights_of(g, owners[g])[unit]
+        owners[g][unit] = receiver
+        weight[top] -= moved
+        weight[receiver] += data.unit_weights_of(g, owners[g])[unit]
+
+
+def _lightest_per_capacity(members: np.ndarray, weight: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """Of `members`, the lightest of each capacity: where a unit weighing the same for all ends
+    lightest is always one of them."""
+    order = np.lexsort((members, weight[members], capacity[members]))
+    ranked = members[order]
+    first = np.r_[True, capacity[ranked][1:] != capacity[ranked][:-1]]
+    return np.sort(ranked[first])
