@@ -18,6 +18,7 @@ from stickyd.service.store.groups import (
     list_groups,
     load_group,
     read_history,
+    read_timeline,
     update_state,
 )
 
@@ -38,5 +39,6 @@ __all__ = [
     "make_engine",
     "open_database",
     "read_history",
+    "read_timeline",
     "update_state",
 ]

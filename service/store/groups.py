@@ -238,3 +238,33 @@ def count_history(db: Database, tenant: str, group_id: str) -> int:
             )
             or 0
         )
+
+
+def read_timeline(db: Database, tenant: str, group_id: str, limit: int) -> list[dict[str, Any]]:
+    """The newest `limit` retained generations, oldest first, with each answer's stats and
+    roster but not its assignment: the database picks the parts out of each record (SQLite's
+    json_extract, PostgreSQL's #>), so a large group's history is not decoded whole here."""
+    record = GenerationRow.record
+    parts = {
+        "stats": record[("solution", "stats")],
+        "newcomers": record[("newcomers",)],
+        "departed": record[("departed",)],
+        "leaving": record[("leaving",)],
+        "held": record[("held",)],
+    }
+    with db.reading() as session:
+        rows = session.execute(
+            select(
+                GenerationRow.generation,
+                GenerationRow.created_at,
+                GenerationRow.members,
+                GenerationRow.moves,
+                GenerationRow.solver,
+                *(column.label(name) for name, column in parts.items()),
+            )
+            .where(GenerationRow.tenant == tenant, GenerationRow.group_id == group_id)
+            .order_by(GenerationRow.generation.desc())
+            .limit(limit)
+        )
+        found = [row._asdict() for row in rows]
+    return found[::-1]

@@ -1,0 +1,183 @@
+"""Why a partition (or a Streams task) is where it is: its owner after each retained generation,
+and the reason for each step read from the generations' answers and rosters.
+
+Between two generations a partition is
+- `kept` by the same owner (the solvers keep every claim that balance allows);
+- moved because its owner left (`owner-left`: departed, leaving, or lost past its grace);
+- moved because its owner no longer takes the topic (`owner-unsubscribed`: it owns none of it);
+- moved to reach balance (`balance`: its owner stayed and still takes the topic);
+- `held` for a lost member within its grace; `new` when it first appears; `unassigned`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stickyd.models.group_insight import Explanation, OwnerStep, Reason
+from stickyd.service.groups.rebalance import GroupReply, refusal
+
+Owners = dict[str, Any]
+
+
+def check_item(kind: str, state: dict[str, Any], topic: str, partition: int) -> GroupReply | None:
+    """A refusal naming `topic` or `partition` when the group has no such partition or task."""
+    if kind == "consumer":
+        sizes: dict[str, int] = state.get("topics", {})
+        what = "topic"
+    else:
+        sizes = {str(s["id"]): int(s.get("partitions", 0)) for s in state.get("subtopologies", [])}
+        what = "subtopology"
+    if topic not in sizes:
+        known = ", ".join(sorted(sizes)) or "none"
+        return refusal(422, "topic", f"the group has no {what} {topic!r} (its {what}s: {known})")
+    if partition >= sizes[topic]:
+        return refusal(422, "partition", f"{what} {topic!r} has {sizes[topic]} partitions (0-{sizes[topic] - 1})")
+    return None
+
+
+def _holds(kind: str, owned: Any, topic: str, partition: int, task: str) -> bool:
+    if not isinstance(owned, dict):
+        return False
+    if kind == "consumer":
+        return partition in owned.get(topic, ())
+    return task in owned.get("active", ())
+
+
+def _owner(kind: str, record: dict[str, Any], topic: str, partition: int, task: str) -> tuple[str | None, bool]:
+    """(who owns the item after this generation, whether it is held for a lost member)."""
+    solution = record.get("solution", {})
+    for source in (solution.get("assignment", {}), solution.get("target") or {}):
+        for member, owned in source.items():
+            if _holds(kind, owned, topic, partition, task):
+                return member, False
+    for held in record.get("held", []):
+        if _holds(kind, held.get("assignment"), topic, partition, task):
+            return str(held["id"]), True
+    return None, False
+
+
+def _loads(kind: str, record: dict[str, Any]) -> dict[str, int]:
+    solution = record.get("solution", {})
+    owned = solution.get("target") or solution.get("assignment", {})
+    if kind == "consumer":
+        return {m: sum(len(p) for p in parts.values()) for m, parts in owned.items()}
+    return {m: len(tasks.get("active", [])) for m, tasks in owned.items()}
+
+
+def _takes_topic(kind: str, record: dict[str, Any], member: str, topic: str) -> bool:
+    """Whether `member` still owns something of `topic` (a consumer group's subscription as the
+    answer shows it; a Streams client takes every subtopology)."""
+    if kind != "consumer":
+        return True
+    solution = record.get("solution", {})
+    owned = (solution.get("target") or solution.get("assignment", {})).get(member)
+    return owned is not None and bool(owned.get(topic))
+
+
+def _left(record: dict[str, Any], member: str) -> str | None:
+    if member in record.get("departed", []):
+        return "left the group"
+    if member in record.get("reassigned", []):
+        return "was lost and its grace ran out"
+    if any(entry.get("id") == member for entry in record.get("leaving", [])):
+        return "is leaving the group"
+    return None
+
+
+def _step(
+    kind: str, item: str, topic: str, previous: dict[str, Any] | None, record: dict[str, Any], now: Owners
+) -> OwnerStep:
+    owner, held = now["owner"], now["held"]
+    before = now["previous"]
+    generation = int(record.get("generation", now["generation"]))
+    reason: Reason
+    if owner is None:
+        reason, words = "unassigned", f"{item} has no owner after generation {generation}"
+    elif held:
+        reason, words = "held", f"kept for {owner}, lost and held within its grace"
+    elif previous is None:
+        first = "when the group was first balanced" if generation == 0 else "in the oldest retained generation"
+        reason, words = "assigned", f"given to {owner} {first}"
+    elif before is None:
+        reason, words = "new", f"{item} is new in generation {generation}; it went to {owner}"
+    elif before == owner:
+        has = _loads(kind, record).values()
+        reason = "kept"
+        words = (
+            f"kept by {owner}, which still takes {topic}: keeping it left the loads balanced ({min(has)}-{max(has)})"
+        )
+    elif (why := _left(record, before)) is not None:
+        reason, words = "owner-left", f"moved from {before}, which {why}, to {owner}"
+    elif not _takes_topic(kind, record, before, topic):
+        reason, words = "owner-unsubscribed", f"moved from {before}, which no longer takes {topic}, to {owner}"
+    else:
+        had, has = _loads(kind, previous).get(before, 0), _loads(kind, record)
+        low, high = min(has.values(), default=0), max(has.values(), default=0)
+        reason = "balance"
+        words = (
+            f"moved from {before} to {owner} to reach balance: {before} had {had}, "
+            f"the balanced loads are {low}-{high} (now {before} {has.get(before, 0)}, {owner} {has.get(owner, 0)})"
+        )
+    return OwnerStep(
+        generation=generation, created_at=now["created_at"], owner=owner, previous=before, reason=reason, words=words
+    )
+
+
+def explain(
+    kind: str, group_id: str, state: dict[str, Any], history: list[dict[str, Any]], topic: str, partition: int
+) -> Explanation:
+    """`history`: the retained generations oldest first, as stickyd.service.store.read_history gives them."""
+    task = f"{topic}_{partition}"
+    item = f"{topic}-{partition}" if kind == "consumer" else task
+    steps: list[OwnerStep] = []
+    previous: dict[str, Any] | None = None
+    before: str | None = None
+    for row in history:
+        record = row["record"]
+        owner, held = _owner(kind, record, topic, partition, task)
+        now = {"owner": owner, "held": held, "previous": before, "generation": row["generation"]}
+        now["created_at"] = row["created_at"]
+        steps.append(_step(kind, item, topic, previous, record, now))
+        previous, before = record, owner
+    owner = steps[-1].owner if steps else None
+    return Explanation(
+        group_id=group_id,
+        kind=kind,  # type: ignore[arg-type]
+        topic=topic,
+        partition=partition,
+        item=item,
+        owner=owner,
+        summary=_summary(item, steps),
+        rack=_rack(state, topic, partition, owner) if kind == "consumer" else None,
+        steps=steps,
+    )
+
+
+def _summary(item: str, steps: list[OwnerStep]) -> str:
+    if not steps:
+        return f"{item}: no retained generation"
+    last = steps[-1]
+    if last.owner is None:
+        return f"{item} has no owner now: {last.words}"
+    since = len(steps) - 1
+    while since > 0 and steps[since].reason in ("kept", "held") and steps[since - 1].owner == last.owner:
+        since -= 1
+    arrived = steps[since]
+    kept = len(steps) - 1 - since
+    through = f", kept through {kept} rebalance{'s' * (kept != 1)}" if kept else ""
+    return f"{item} is with {last.owner} since generation {arrived.generation}{through}: {arrived.words}."
+
+
+def _rack(state: dict[str, Any], topic: str, partition: int, owner: str | None) -> str | None:
+    """What the partition's replica racks (KIP-881) say about its current owner, when known."""
+    member = state.get("members", {}).get(owner or "", {})
+    racks = (state.get("partition_racks") or {}).get(topic)
+    if not member.get("rack") or not racks or partition >= len(racks) or not racks[partition]:
+        return None
+    where = ", ".join(racks[partition])
+    if member["rack"] in racks[partition]:
+        return f"{owner}'s rack {member['rack']} holds a replica of {topic}-{partition} (replicas on {where})"
+    return (
+        f"{owner}'s rack {member['rack']} holds no replica of {topic}-{partition} (replicas on {where}): "
+        "keeping it or balance came first"
+    )
