@@ -11,12 +11,11 @@ Between two generations a partition is
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from stickyd.models.group_insight import Explanation, OwnerStep, Reason
 from stickyd.service.groups.rebalance import GroupReply, refusal
-
-Owners = dict[str, Any]
 
 
 def check_item(kind: str, state: dict[str, Any], topic: str, partition: int) -> GroupReply | None:
@@ -84,42 +83,43 @@ def _left(record: dict[str, Any], member: str) -> str | None:
     return None
 
 
-def _step(
-    kind: str, item: str, topic: str, previous: dict[str, Any] | None, record: dict[str, Any], now: Owners
-) -> OwnerStep:
-    owner, held = now["owner"], now["held"]
-    before = now["previous"]
-    generation = int(record.get("generation", now["generation"]))
-    reason: Reason
+@dataclass(frozen=True)
+class _Seen:
+    """The item in one generation: its owner then, and its owner in the generation before."""
+
+    generation: int
+    created_at: float
+    owner: str | None
+    held: bool
+    before: str | None
+
+
+def _why(
+    kind: str, item: str, topic: str, previous: dict[str, Any] | None, record: dict[str, Any], seen: _Seen
+) -> tuple[Reason, str]:
+    owner, before = seen.owner, seen.before
     if owner is None:
-        reason, words = "unassigned", f"{item} has no owner after generation {generation}"
-    elif held:
-        reason, words = "held", f"kept for {owner}, lost and held within its grace"
-    elif previous is None:
-        first = "when the group was first balanced" if generation == 0 else "in the oldest retained generation"
-        reason, words = "assigned", f"given to {owner} {first}"
-    elif before is None:
-        reason, words = "new", f"{item} is new in generation {generation}; it went to {owner}"
-    elif before == owner:
-        has = _loads(kind, record).values()
-        reason = "kept"
-        words = (
-            f"kept by {owner}, which still takes {topic}: keeping it left the loads balanced ({min(has)}-{max(has)})"
-        )
-    elif (why := _left(record, before)) is not None:
-        reason, words = "owner-left", f"moved from {before}, which {why}, to {owner}"
-    elif not _takes_topic(kind, record, before, topic):
-        reason, words = "owner-unsubscribed", f"moved from {before}, which no longer takes {topic}, to {owner}"
-    else:
-        had, has = _loads(kind, previous).get(before, 0), _loads(kind, record)
-        low, high = min(has.values(), default=0), max(has.values(), default=0)
-        reason = "balance"
-        words = (
-            f"moved from {before} to {owner} to reach balance: {before} had {had}, "
-            f"the balanced loads are {low}-{high} (now {before} {has.get(before, 0)}, {owner} {has.get(owner, 0)})"
-        )
-    return OwnerStep(
-        generation=generation, created_at=now["created_at"], owner=owner, previous=before, reason=reason, words=words
+        return "unassigned", f"{item} has no owner after generation {seen.generation}"
+    if seen.held:
+        return "held", f"kept for {owner}, lost and held within its grace"
+    if previous is None:
+        first = "when the group was first balanced" if seen.generation == 0 else "in the oldest retained generation"
+        return "assigned", f"given to {owner} {first}"
+    if before is None:
+        return "new", f"{item} is new in generation {seen.generation}; it went to {owner}"
+    loads = _loads(kind, record)
+    low, high = min(loads.values(), default=0), max(loads.values(), default=0)
+    if before == owner:
+        return "kept", f"kept by {owner}, which still takes {topic}: keeping it left the loads balanced ({low}-{high})"
+    why = _left(record, before)
+    if why is not None:
+        return "owner-left", f"moved from {before}, which {why}, to {owner}"
+    if not _takes_topic(kind, record, before, topic):
+        return "owner-unsubscribed", f"moved from {before}, which no longer takes {topic}, to {owner}"
+    had = _loads(kind, previous).get(before, 0)
+    return "balance", (
+        f"moved from {before} to {owner} to reach balance: {before} had {had}, the balanced loads are "
+        f"{low}-{high} (now {before} {loads.get(before, 0)}, {owner} {loads.get(owner, 0)})"
     )
 
 
@@ -135,9 +135,18 @@ def explain(
     for row in history:
         record = row["record"]
         owner, held = _owner(kind, record, topic, partition, task)
-        now = {"owner": owner, "held": held, "previous": before, "generation": row["generation"]}
-        now["created_at"] = row["created_at"]
-        steps.append(_step(kind, item, topic, previous, record, now))
+        seen = _Seen(int(row["generation"]), float(row["created_at"]), owner, held, before)
+        reason, words = _why(kind, item, topic, previous, record, seen)
+        steps.append(
+            OwnerStep(
+                generation=seen.generation,
+                created_at=seen.created_at,
+                owner=owner,
+                previous=before,
+                reason=reason,
+                words=words,
+            )
+        )
         previous, before = record, owner
     owner = steps[-1].owner if steps else None
     return Explanation(

@@ -294,7 +294,7 @@
     const pts = (values, text) => gens.map((g, index) => ({ index, generation: g.generation, values: values(g), text: text(g) }));
     const fallbacks = gens.filter((g) => g.fallback).length, proven = gens.filter((g) => g.optimal).length;
     const answerClass = (p) => (gens[p.index].fallback ? "bad" : gens[p.index].optimal ? "" : "leaving");
-    return h("div", {}, h("h2", { class: "section-title" }, `History: ${fmt(gens.length)} retained generations`), h("div", { class: "grid2", id: "history" },
+    return h("div", {}, h("h2", { class: "section-title" }, `History: ${fmt(gens.length)} retained generations`), h("div", { class: "grid2 charts", id: "history" },
       seriesChart("chart-moves", "Moves per rebalance", pts((g) => [g.moves], (g) => `${fmt(g.moves)} moves`), { label: fmt, draw: drawBars("") }),
       seriesChart("chart-balance", "Balance (min and max load)", pts((g) => [g.max_load, g.min_load], (g) => `${g.min_load}-${g.max_load}`),
         { label: fmt, draw: drawLines(["max", "min"]), legend: h("div", { class: "legend" }, h("span", {}, h("i", { class: "sw-bad" }), "max"), h("span", {}, h("i", { class: "sw-good" }), "min")) }),
