@@ -50,6 +50,9 @@ from stickyd.service.store import (
 
 log = logging.getLogger("stickyd.access")
 
+COMPONENT_REF = "#/components/schemas/{model}"
+"""Where a request body's nested models are put in the OpenAPI schema (stickyd.service.http.app)."""
+
 
 @asynccontextmanager
 async def _open_store(app: FastAPI) -> AsyncIterator[None]:
@@ -283,7 +286,8 @@ async def timeline(
 
 
 def _entry(row: dict[str, Any]) -> TimelineEntry:
-    stats = row["stats"] or {}
+    summary = row["summary"]
+    stats = summary["stats"]
     active = (stats.get("balance") or {}).get("active") or [0, 0]  # Streams: [min, max] active tasks
     return TimelineEntry(
         generation=row["generation"],
@@ -296,10 +300,10 @@ def _entry(row: dict[str, Any]) -> TimelineEntry:
         min_load=stats.get("min_load", active[0]),
         max_load=stats.get("max_load", active[1]),
         time_ms=float(stats.get("time_ms", 0.0)),
-        newcomers=row["newcomers"] or [],
-        departed=row["departed"] or [],
-        leaving=[entry["id"] for entry in row["leaving"] or []],
-        held=[entry["id"] for entry in row["held"] or []],
+        newcomers=summary["newcomers"],
+        departed=summary["departed"],
+        leaving=summary["leaving"],
+        held=summary["held"],
     )
 
 
@@ -311,7 +315,7 @@ def _entry(row: dict[str, Any]) -> TimelineEntry:
     openapi_extra={
         "requestBody": {
             "required": True,
-            "content": {"application/json": {"schema": WhatIfRequest.model_json_schema()}},
+            "content": {"application/json": {"schema": WhatIfRequest.model_json_schema(ref_template=COMPONENT_REF)}},
         }
     },
 )

@@ -168,5 +168,10 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
                 }
             },
         }
+    for operations in schema["paths"].values():
+        for operation in operations.values():
+            # a request body declared from a model: its nested models go to the components
+            declared = operation.get("requestBody", {}).get("content", {}).get("application/json", {})
+            components.update(declared.get("schema", {}).pop("$defs", {}))
     app.openapi_schema = schema
     return schema

@@ -19,6 +19,7 @@ from stickyd.service.store.groups import (
     load_group,
     read_history,
     read_timeline,
+    summary_of_record,
     update_state,
 )
 
@@ -40,5 +41,6 @@ __all__ = [
     "open_database",
     "read_history",
     "read_timeline",
+    "summary_of_record",
     "update_state",
 ]

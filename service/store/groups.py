@@ -55,6 +55,8 @@ class NewGeneration:
     members: int
     moves: int
     solver: str
+    summary: dict[str, Any] | None = None
+    """the timeline's figures (stickyd.service.groups.rebalance.summary_of); None: read from `record`."""
 
 
 class StaleWrite(Exception):
@@ -152,6 +154,7 @@ def commit_generation(
                     moves=new.moves,
                     solver=new.solver,
                     record={**new.record, "generation": generation},
+                    summary=new.summary,
                 )
             )
             _prune(session, tenant, group_id, generation, retention, now)
@@ -241,30 +244,43 @@ def count_history(db: Database, tenant: str, group_id: str) -> int:
 
 
 def read_timeline(db: Database, tenant: str, group_id: str, limit: int) -> list[dict[str, Any]]:
-    """The newest `limit` retained generations, oldest first, with each answer's stats and
-    roster but not its assignment: the database picks the parts out of each record (SQLite's
-    json_extract, PostgreSQL's #>), so a large group's history is not decoded whole here."""
-    record = GenerationRow.record
-    parts = {
-        "stats": record[("solution", "stats")],
-        "newcomers": record[("newcomers",)],
-        "departed": record[("departed",)],
-        "leaving": record[("leaving",)],
-        "held": record[("held",)],
-    }
+    """The newest `limit` retained generations, oldest first, each with its summary (stats and
+    the roster's ids) but not its assignment. A row written before summaries were kept has its
+    parts picked out of the answer by the database (SQLite's json_extract, PostgreSQL's #>), so
+    a large group's history is never decoded whole here."""
+    columns = (GenerationRow.generation, GenerationRow.created_at, GenerationRow.members, GenerationRow.moves)
+    where = (GenerationRow.tenant == tenant, GenerationRow.group_id == group_id)
     with db.reading() as session:
         rows = session.execute(
-            select(
-                GenerationRow.generation,
-                GenerationRow.created_at,
-                GenerationRow.members,
-                GenerationRow.moves,
-                GenerationRow.solver,
-                *(column.label(name) for name, column in parts.items()),
-            )
-            .where(GenerationRow.tenant == tenant, GenerationRow.group_id == group_id)
+            select(*columns, GenerationRow.solver, GenerationRow.summary)
+            .where(*where)
             .order_by(GenerationRow.generation.desc())
             .limit(limit)
         )
         found = [row._asdict() for row in rows]
+        older = [row["generation"] for row in found if row["summary"] is None]
+        if older:
+            record = GenerationRow.record
+            parts = [record[(name,)].label(name) for name in ("newcomers", "departed", "leaving", "held")]
+            picked = session.execute(
+                select(GenerationRow.generation, record[("solution", "stats")].label("stats"), *parts).where(
+                    *where, GenerationRow.generation.in_(older)
+                )
+            )
+            summaries = {row.generation: summary_of_record(row._asdict()) for row in picked}
+            for row in found:
+                if row["summary"] is None:
+                    row["summary"] = summaries[row["generation"]]
     return found[::-1]
+
+
+def summary_of_record(record: dict[str, Any]) -> dict[str, Any]:
+    """The timeline's figures of an answer (a record, or its parts picked out by the database)."""
+    stats = record.get("stats") or record.get("solution", {}).get("stats") or {}
+    return {
+        "stats": {key: value for key, value in stats.items() if key != "warnings"},
+        "newcomers": list(record.get("newcomers") or []),
+        "departed": list(record.get("departed") or []),
+        "leaving": [entry["id"] for entry in record.get("leaving") or []],
+        "held": [entry["id"] for entry in record.get("held") or []],
+    }

@@ -169,6 +169,7 @@
     } catch (error) {
       return failed(error, `group ${id}`);
     }
+    performance.mark("stickyd-data");
     const model = groupModel(state, timeline.generations);
     put(main,
       h("h1", {}, `${model.consumer ? "Consumer group" : "Streams application"} ${state.group_id}`),
