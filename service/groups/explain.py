@@ -11,6 +11,7 @@ Between two generations a partition is
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +39,9 @@ def _holds(kind: str, owned: Any, topic: str, partition: int, task: str) -> bool
     if not isinstance(owned, dict):
         return False
     if kind == "consumer":
-        return partition in owned.get(topic, ())
+        parts = owned.get(topic, ())
+        at = bisect_left(parts, partition)  # the contract sorts every partition list
+        return at < len(parts) and parts[at] == partition
     return task in owned.get("active", ())
 
 
@@ -126,7 +129,7 @@ def _why(
 def explain(
     kind: str, group_id: str, state: dict[str, Any], history: list[dict[str, Any]], topic: str, partition: int
 ) -> Explanation:
-    """`history`: the retained generations oldest first, as stickyd.service.store.read_history gives them."""
+    """`history`: the retained generations oldest first, as stickyd.service.store.read_answers gives them."""
     task = f"{topic}_{partition}"
     item = f"{topic}-{partition}" if kind == "consumer" else task
     steps: list[OwnerStep] = []

@@ -43,6 +43,7 @@ from stickyd.service.store import (
     list_groups,
     load_group,
     open_database,
+    read_answers,
     read_history,
     read_timeline,
     update_state,
@@ -359,5 +360,5 @@ async def explain_item(
     if refused is not None:
         return _json(refused)
     limit = rebalancer.retention.max_generations
-    rows = await asyncio.to_thread(read_history, rebalancer.database, tenant, group_id, limit)
-    return await asyncio.to_thread(explain, stored.kind, group_id, stored.state, rows[::-1], topic, partition)
+    rows = await asyncio.to_thread(read_answers, rebalancer.database, tenant, group_id, limit)
+    return await asyncio.to_thread(explain, stored.kind, group_id, stored.state, rows, topic, partition)
