@@ -35,14 +35,18 @@ async def what_if(services: Services, stored: StoredGroup, asked: WhatIfRequest)
     if refused is not None:
         return refused
     strategy = asked.strategy or (state.get("stats") or {}).get("strategy") or "optimal"
-    problem, trial_state = _changed_problem(state, asked, strategy)
-    round_ = prepare_consumer(problem, trial_state, stored.generation, [], 0, time.time())
-    result = await solve_body("consumer", round_.problem, time.monotonic(), services)
+    # building, reading and comparing a large group's answers is CPU work: off the event loop
+    problem = await asyncio.to_thread(_trial_problem, stored, asked, strategy)
+    result = await solve_body("consumer", problem, time.monotonic(), services)
     if result.status != 200:
         answer = json.loads(result.body)
         return refusal(result.status, answer.get("field") or "", answer.get("reason", answer.get("detail", "")))
-    solution = await asyncio.to_thread(json.loads, result.body)
-    return _compare(stored, strategy, _current(state), solution)
+    return await asyncio.to_thread(_compare, stored, strategy, result.body)
+
+
+def _trial_problem(stored: StoredGroup, asked: WhatIfRequest, strategy: str) -> dict[str, Any]:
+    problem, trial_state = _changed_problem(stored.state, asked, strategy)
+    return prepare_consumer(problem, trial_state, stored.generation, [], 0, time.time()).problem
 
 
 def _check(state: dict[str, Any], asked: WhatIfRequest) -> GroupReply | None:
@@ -116,7 +120,9 @@ def _figures(owned: Assignment, members: list[str], moves: int) -> Figures:
     return Figures(partitions=total, members=len(members), min_load=min(loads), max_load=max(loads), moves=moves)
 
 
-def _compare(stored: StoredGroup, strategy: str, current: Assignment, solution: dict[str, Any]) -> WhatIfResponse:
+def _compare(stored: StoredGroup, strategy: str, answer: bytes) -> WhatIfResponse:
+    solution = json.loads(answer)
+    current = _current(stored.state)
     stats = solution["stats"]
     proposed: Assignment = solution.get("target") or solution["assignment"]
     changes = []

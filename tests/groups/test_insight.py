@@ -154,3 +154,20 @@ def test_explain_refuses_bad_input_naming_the_field(http: httpx.Client) -> None:
     refused(http.get(url, params={"topic": "orders", "partition": "x"}), 422, "query.partition")
     refused(http.get("/v1/groups/insight-nobody/explain", params={"topic": "orders", "partition": 0}), 404, "group_id")
     refused(http.get("/v1/groups/insight-nobody/timeline"), 404, "group_id")
+
+
+def test_explain_says_whether_the_owners_rack_holds_a_replica(http: httpx.Client) -> None:
+    """With `partition_racks` (KIP-881) in the rebalance, explain tells the current owner's rack
+    against the partition's replicas."""
+    members = [{"id": "east", "topics": ["orders"], "rack": "az1"}, {"id": "west", "topics": ["orders"], "rack": "az2"}]
+    racked = {"topics": {"orders": 2}, "members": members, "partition_racks": {"orders": [["az1"], ["az2"]]}}
+    answer = ok(rebalance(http, "insight-racks", -1, racked))
+    assert answer["solution"]["assignment"]["east"]["orders"] == [0]  # rack-aware: each on its own rack
+    explained = ok(http.get("/v1/groups/insight-racks/explain", params={"topic": "orders", "partition": 0}))
+    assert explained["rack"] == "east's rack az1 holds a replica of orders-0 (replicas on az1)"
+    unracked = make_group(http, "insight-no-racks")[-1]
+    assert (
+        unracked
+        and ok(http.get("/v1/groups/insight-no-racks/explain", params={"topic": "orders", "partition": 0}))["rack"]
+        is None
+    )
