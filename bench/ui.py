@@ -61,8 +61,8 @@ def page_bytes(page: Any) -> int:
     return int(sum(sizes))
 
 
-def measure(url: str, fragment: str, ready: str) -> tuple[list[float], int]:
-    """Seconds from navigation to `data-ready` on each of RUNS fresh tabs, and the bytes loaded."""
+def measure(url: str, fragment: str, ready: str, runs: int = RUNS) -> tuple[list[float], int]:
+    """Seconds from navigation to `data-ready` on each of `runs` fresh tabs, and the bytes loaded."""
     from playwright.sync_api import sync_playwright
 
     from tests.ui.conftest import launch_chromium
@@ -71,7 +71,7 @@ def measure(url: str, fragment: str, ready: str) -> tuple[list[float], int]:
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
         try:
-            for _ in range(RUNS):
+            for _ in range(runs):
                 context = browser.new_context(viewport={"width": 1360, "height": 900})
                 page = context.new_page()
                 page.goto(f"{url}/ui/{fragment}")
@@ -84,12 +84,18 @@ def measure(url: str, fragment: str, ready: str) -> tuple[list[float], int]:
     return times, loaded
 
 
-def time_calls(url: str, members: int) -> list[tuple[str, float]]:
+def time_calls(url: str, members: int, partitions: int) -> list[tuple[str, float]]:
     """Median seconds of the API calls behind the page and its forms, 3 calls each."""
+    partition = min(123, partitions // TOPICS - 1)
     calls = [
         ("`GET /v1/groups/big` (state with its assignment)", "GET", "/v1/groups/big", None),
         ("`GET /v1/groups/big/timeline` (the charts)", "GET", "/v1/groups/big/timeline?limit=100", None),
-        ("`GET /v1/groups/big/explain` (why)", "GET", "/v1/groups/big/explain?topic=topic-07&partition=123", None),
+        (
+            "`GET /v1/groups/big/explain` (why)",
+            "GET",
+            f"/v1/groups/big/explain?topic=topic-07&partition={partition}",
+            None,
+        ),
         (
             "`POST /v1/groups/big/what-if` (one member out, one in)",
             "POST",
@@ -122,7 +128,7 @@ def main() -> None:
         print(f"{args.generations} generations made in {seeded:.0f} s")
         group_times, group_bytes = measure(service.url, "#/group/big", "group")
         list_times, list_bytes = measure(service.url, "", "groups")
-        calls = time_calls(service.url, args.members)
+        calls = time_calls(service.url, args.members, args.partitions)
     rows = [
         ("the group (`#/group/big`)", group_times, group_bytes),
         ("the groups (`/ui/`)", list_times, list_bytes),

@@ -95,7 +95,11 @@ def test_what_if_in_the_page_gives_the_figures_the_api_gives_and_stores_nothing(
         history = api.get("/v1/groups/orders-app/history").json()
         changes = {"remove": ["ann"], "add": [{"id": "gus"}], "add_partitions": {"orders": 4}, "strategy": "optimal"}
         expected = api.post("/v1/groups/orders-app/what-if", json=changes).json()
-    page.fill("#wi-remove", "ann")
+    page.click("#loads rect[data-member='cat']")  # a click on a bar picks the member, a second one drops it
+    page.click("#loads rect[data-member='ann']")
+    assert page.input_value("#wi-remove") == "cat, ann"
+    page.click("#loads rect[data-member='cat']")
+    assert page.input_value("#wi-remove") == "ann"
     page.fill("#wi-add", "gus")
     page.select_option("#wi-topic", "orders")
     page.fill("#wi-partitions", "4")
@@ -116,6 +120,8 @@ def test_what_if_in_the_page_gives_the_figures_the_api_gives_and_stores_nothing(
 
 def test_why_in_the_page_says_what_the_api_says(page: Any, site: Site) -> None:
     open_group(page, site, "orders-app")
+    page.click("#assignment-grid tr[data-item='payments'] th")  # a click on a row picks its topic
+    assert page.input_value("#why-topic") == "payments"
     page.select_option("#why-topic", "orders")
     page.fill("#why-partition", "2")
     page.click("#why-run")

@@ -178,8 +178,30 @@
       historyCard(model),
       model.consumer ? whatIfCard(model) : null,
       whyCard(model));
+    wirePicks();
     ready("group");
     if (params.get("topic") && params.get("partition")) runWhy(model, params.get("topic"), params.get("partition"));
+  }
+
+  // a click on a member's bar puts it among the members that leave (what if), or takes it out
+  // again; a click on a row of the grid picks that topic for "why"
+  function wirePicks() {
+    document.getElementById("loads").addEventListener("click", (event) => {
+      const bar = event.target.closest("[data-member]");
+      const remove = document.getElementById("wi-remove");
+      if (!bar || !remove) return;
+      const chosen = new Set(listOf(remove.value));
+      const member = bar.getAttribute("data-member");
+      if (chosen.has(member)) chosen.delete(member);
+      else chosen.add(member);
+      remove.value = [...chosen].join(", ");
+    });
+    const grid = document.getElementById("assignment-grid");
+    if (!grid) return;
+    grid.addEventListener("click", (event) => {
+      const row = event.target.closest("tr[data-item]");
+      if (row) document.getElementById("why-topic").value = row.dataset.item;
+    });
   }
 
   function factsCard(model) {
@@ -226,7 +248,8 @@
       consumer ? null : h("span", {}, h("i", { class: "sw-standby" }), "standby and warm-up"),
       h("span", {}, h("i", { class: "sw-warn" }), "leaving"), h("span", {}, h("i", { class: "sw-held" }), "held in grace"));
     return h("div", { class: "card", id: "loads" }, h("h2", {}, `Load per ${consumer ? "member" : "client"}`),
-      h("div", { class: "scroll" }, bars.length > MANY_MEMBERS ? columnChart(bars) : rowChart(bars)), legend);
+      h("div", { class: "scroll" }, bars.length > MANY_MEMBERS ? columnChart(bars) : rowChart(bars)), legend,
+      consumer ? h("p", { class: "muted" }, "Click a bar to try that member leaving (what if).") : null);
   }
 
   function rowChart(bars) {
