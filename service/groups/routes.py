@@ -45,6 +45,7 @@ from stickyd.service.store import (
     open_database,
     read_answers,
     read_history,
+    read_last_generations,
     read_timeline,
     update_state,
 )
@@ -153,8 +154,9 @@ async def list_all(tenant: Tenant, rebalancer: Rebalancer) -> GroupList:
 
 def _summaries(database: Database, tenant: str) -> GroupList:
     summaries = []
+    last_of = read_last_generations(database, tenant)
     for g in list_groups(database, tenant):
-        last = read_timeline(database, tenant, g.group_id, 1)
+        last = last_of.get(g.group_id)
         summaries.append(
             GroupSummary(
                 group_id=g.group_id,
@@ -164,7 +166,7 @@ def _summaries(database: Database, tenant: str) -> GroupList:
                 leaving=len(g.state.get("leaving", [])),
                 held=len(g.state.get("lost", {})),
                 updated_at=g.updated_at,
-                last_rebalance=_entry(last[0]) if last else None,
+                last_rebalance=_entry(last) if last else None,
             )
         )
     return GroupList(groups=summaries)

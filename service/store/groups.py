@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import String, cast, delete, func, or_, select, update
+from sqlalchemy import String, cast, delete, func, or_, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 
 from stickyd.service.store.engine import Database
@@ -243,35 +243,63 @@ def count_history(db: Database, tenant: str, group_id: str) -> int:
         )
 
 
+TIMELINE_COLUMNS = (
+    GenerationRow.group_id,
+    GenerationRow.generation,
+    GenerationRow.created_at,
+    GenerationRow.members,
+    GenerationRow.moves,
+    GenerationRow.solver,
+    GenerationRow.summary,
+)
+
+
 def read_timeline(db: Database, tenant: str, group_id: str, limit: int) -> list[dict[str, Any]]:
     """The newest `limit` retained generations, oldest first, each with its summary (stats and
-    the roster's ids) but not its assignment. A row written before summaries were kept has its
-    parts picked out of the answer by the database (SQLite's json_extract, PostgreSQL's #>), so
-    a large group's history is never decoded whole here."""
-    columns = (GenerationRow.generation, GenerationRow.created_at, GenerationRow.members, GenerationRow.moves)
-    where = (GenerationRow.tenant == tenant, GenerationRow.group_id == group_id)
+    the roster's ids) but not its assignment."""
     with db.reading() as session:
         rows = session.execute(
-            select(*columns, GenerationRow.solver, GenerationRow.summary)
-            .where(*where)
+            select(*TIMELINE_COLUMNS)
+            .where(GenerationRow.tenant == tenant, GenerationRow.group_id == group_id)
             .order_by(GenerationRow.generation.desc())
             .limit(limit)
         )
-        found = [row._asdict() for row in rows]
-        older = [row["generation"] for row in found if row["summary"] is None]
-        if older:
-            record = GenerationRow.record
-            parts = [record[(name,)].label(name) for name in ("newcomers", "departed", "leaving", "held")]
-            picked = session.execute(
-                select(GenerationRow.generation, record[("solution", "stats")].label("stats"), *parts).where(
-                    *where, GenerationRow.generation.in_(older)
-                )
-            )
-            summaries = {row.generation: summary_of_record(row._asdict()) for row in picked}
-            for row in found:
-                if row["summary"] is None:
-                    row["summary"] = summaries[row["generation"]]
+        found = _with_summaries(session, tenant, [row._asdict() for row in rows])
     return found[::-1]
+
+
+def read_last_generations(db: Database, tenant: str) -> dict[str, dict[str, Any]]:
+    """Each of the tenant's groups' newest retained generation, as read_timeline gives it, in one
+    query (a group whose history is gone has none)."""
+    newest = (GenerationRow.group_id == GroupRow.group_id) & (GenerationRow.generation == GroupRow.generation)
+    with db.reading() as session:
+        rows = session.execute(
+            select(*TIMELINE_COLUMNS)
+            .join(GroupRow, (GroupRow.tenant == GenerationRow.tenant) & newest)
+            .where(GenerationRow.tenant == tenant, GroupRow.forgotten.is_(False))
+        )
+        found = _with_summaries(session, tenant, [row._asdict() for row in rows])
+    return {row["group_id"]: row for row in found}
+
+
+def _with_summaries(session: Any, tenant: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows written before summaries were kept get theirs from the stored answer, its parts picked
+    out by the database (SQLite's json_extract, PostgreSQL's #>): no answer is decoded whole here."""
+    older = [(row["group_id"], row["generation"]) for row in rows if row["summary"] is None]
+    if not older:
+        return rows
+    record = GenerationRow.record
+    parts = [record[(name,)].label(name) for name in ("newcomers", "departed", "leaving", "held")]
+    picked = session.execute(
+        select(GenerationRow.group_id, GenerationRow.generation, record[("solution", "stats")].label("stats"), *parts)
+        .where(GenerationRow.tenant == tenant)
+        .where(tuple_(GenerationRow.group_id, GenerationRow.generation).in_(older))
+    )
+    summaries = {(row.group_id, row.generation): summary_of_record(row._asdict()) for row in picked}
+    for row in rows:
+        if row["summary"] is None:
+            row["summary"] = summaries[(row["group_id"], row["generation"])]
+    return rows
 
 
 def summary_of_record(record: dict[str, Any]) -> dict[str, Any]:
