@@ -159,7 +159,7 @@ class StickydClient:
         return GroupTimeline.model_validate(self._get(f"/v1/groups/{_quote(group_id)}/timeline", {"limit": limit}))
 
     def what_if(self, group_id: str, changes: WhatIfRequest | dict[str, Any]) -> WhatIfResponse:
-        """stickyd's answer to a consumer group with `changes`, beside its current one; nothing is stored."""
+        """stickyd's answer to the group with `changes`, beside its current one; nothing is stored."""
         body = changes.model_dump(exclude_none=True) if isinstance(changes, WhatIfRequest) else changes
         return WhatIfResponse.model_validate(self._post(f"/v1/groups/{_quote(group_id)}/what-if", body))
 

@@ -25,13 +25,14 @@ class NewMember(BaseModel):
 
     id: MemberId
     topics: list[TopicName] | None = None
-    """its subscription; left out: every topic the group has."""
+    """its subscription; left out: every topic the group has (a Streams client takes none: it
+    runs every subtopology)."""
     rack: Annotated[str, Field(min_length=1)] | None = None
 
 
 class WhatIfRequest(BaseModel):
-    """`POST /v1/groups/{group_id}/what-if`: changes to try on a consumer group's current
-    generation. Nothing is stored."""
+    """`POST /v1/groups/{group_id}/what-if`: changes to try on a group's current generation.
+    Nothing is stored."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -40,14 +41,15 @@ class WhatIfRequest(BaseModel):
     add: list[NewMember] = Field(default_factory=list)
     """members that join."""
     add_partitions: dict[TopicName, Annotated[StrictInt, Field(ge=1, le=1_000_000)]] = Field(default_factory=dict)
-    """partitions added to a topic of the group."""
-    strategy: Literal["optimal", "sticky", "range", "roundrobin"] | None = None
-    """left out: the strategy of the group's last rebalance."""
+    """partitions added to a topic of the group (Streams: to a subtopology, one task each)."""
+    strategy: Literal["optimal", "sticky", "range", "roundrobin", "greedy"] | None = None
+    """left out: the strategy of the group's last rebalance. A consumer group takes optimal,
+    sticky, range or roundrobin; a Streams application optimal, sticky or greedy."""
     time_limit_ms: Annotated[StrictInt, Field(gt=0, le=60_000)] | None = None
 
 
 class Figures(BaseModel):
-    """An assignment in figures: what the operator compares."""
+    """An assignment in figures: what the operator compares (Streams: in active tasks)."""
 
     partitions: int
     members: int
@@ -72,6 +74,7 @@ class MemberChange(BaseModel):
 
 class WhatIfResponse(BaseModel):
     group_id: str
+    kind: Literal["consumer", "streams"]
     generation: int
     """the stored generation the changes were tried on (unchanged)."""
     strategy: str

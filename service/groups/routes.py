@@ -313,7 +313,7 @@ def _entry(row: dict[str, Any]) -> TimelineEntry:
 @groups.post(
     "/{group_id}/what-if",
     response_model=WhatIfResponse,
-    summary="Try changes on a consumer group (members out or in, partitions, strategy); nothing is stored",
+    summary="Try changes on a group (members out or in, partitions or tasks, strategy); nothing is stored",
     responses={**ERRORS, 503: {"description": "no solver process could answer in time; retry after Retry-After"}},
     openapi_extra={
         "requestBody": {

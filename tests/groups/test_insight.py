@@ -107,9 +107,7 @@ def test_what_if_refuses_bad_input_naming_the_field(http: httpx.Client) -> None:
     refused(not_json, 422, "body")
     assert http.post(url, content=b"{}", headers={"Content-Type": "text/plain"}).status_code == 415
     refused(http.post("/v1/groups/insight-nobody/what-if", json={}), 404, "group_id")
-    streams = {"subtopologies": [{"id": "0", "partitions": 2}], "clients": [{"id": "a"}]}
-    ok(rebalance(http, "insight-streams-what-if", -1, streams))
-    refused(http.post("/v1/groups/insight-streams-what-if/what-if", json={}), 422, "kind")
+    refused(http.post(url, json={"strategy": "greedy"}), 422, "strategy")  # Streams' own
     assert ok(http.get("/v1/groups/insight-bad-what-if"))["generation"] == 3
 
 
@@ -171,3 +169,24 @@ def test_explain_says_whether_the_owners_rack_holds_a_replica(http: httpx.Client
         and ok(http.get("/v1/groups/insight-no-racks/explain", params={"topic": "orders", "partition": 0}))["rack"]
         is None
     )
+
+
+def test_what_if_on_a_streams_application_compares_active_tasks_and_stores_nothing(http: httpx.Client) -> None:
+    streams = {
+        "subtopologies": [{"id": "0", "partitions": 6, "stateful": True}, {"id": "1", "partitions": 4}],
+        "clients": [{"id": "s1"}, {"id": "s2"}, {"id": "s3"}],
+        "config": {"num_standby_replicas": 1},
+    }
+    answer = ok(rebalance(http, "insight-streams-what-if", -1, streams))
+    before = ok(http.get("/v1/groups/insight-streams-what-if"))
+    url = "/v1/groups/insight-streams-what-if/what-if"
+    tried = ok(http.post(url, json={"remove": ["s3"], "add_partitions": {"1": 2}}))
+    s3 = len(answer["solution"]["assignment"]["s3"]["active"])
+    assert tried["kind"] == "streams" and tried["current"]["partitions"] == 10
+    assert tried["proposed"] == {"partitions": 12, "members": 2, "min_load": 6, "max_load": 6, "moves": s3}
+    assert next(m for m in tried["members"] if m["id"] == "s3")["then"] == 0
+    assert ok(http.post(url, json={"strategy": "greedy"}))["strategy"] == "greedy"
+    refused(http.post(url, json={"strategy": "range"}), 422, "strategy")
+    refused(http.post(url, json={"add_partitions": {"7": 1}}), 422, "add_partitions.7")
+    refused(http.post(url, json={"add": [{"id": "s9", "topics": ["x"]}]}), 422, "add[0].topics")
+    assert ok(http.get("/v1/groups/insight-streams-what-if")) == before

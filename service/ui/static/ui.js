@@ -176,7 +176,7 @@
       factsCard(model), rosterCard(model),
       h("div", { class: "grid2" }, loadCard(model), gridCard(model)),
       historyCard(model),
-      model.consumer ? whatIfCard(model) : null,
+      whatIfCard(model),
       whyCard(model));
     wirePicks();
     ready("group");
@@ -187,11 +187,11 @@
   // again; a click on a row of the grid picks that topic for "why"
   function wirePicks() {
     document.getElementById("loads").addEventListener("click", (event) => {
-      const bar = event.target.closest("[data-member]");
+      const bar = event.target.closest("[data-pick]");
       const remove = document.getElementById("wi-remove");
       if (!bar || !remove) return;
       const chosen = new Set(listOf(remove.value));
-      const member = bar.getAttribute("data-member");
+      const member = bar.getAttribute("data-pick");
       if (chosen.has(member)) chosen.delete(member);
       else chosen.add(member);
       remove.value = [...chosen].join(", ");
@@ -249,7 +249,7 @@
       h("span", {}, h("i", { class: "sw-warn" }), "leaving"), h("span", {}, h("i", { class: "sw-held" }), "held in grace"));
     return h("div", { class: "card", id: "loads" }, h("h2", {}, `Load per ${consumer ? "member" : "client"}`),
       h("div", { class: "scroll" }, bars.length > MANY_MEMBERS ? columnChart(bars) : rowChart(bars)), legend,
-      consumer ? h("p", { class: "muted" }, "Click a bar to try that member leaving (what if).") : null);
+      h("p", { class: "muted" }, `Click a bar to try that ${consumer ? "member" : "client"} leaving (what if).`));
   }
 
   function rowChart(bars) {
@@ -257,9 +257,9 @@
     const svg = s("svg", { viewBox: `0 0 ${labelW + barW + 60} ${bars.length * rowH + 4}`, class: "chart", role: "img", "aria-label": "load per member" });
     bars.forEach((bar, i) => {
       const y = i * rowH + 2, w = (bar.value / top) * barW, w2 = (bar.extra / top) * barW;
-      svg.append(s("text", { x: labelW - 6, y: y + 13, "text-anchor": "end" }, bar.label),
-        s("rect", { class: `bar ${bar.cls}`, x: labelW, y, width: Math.max(w, 0.5), height: rowH - 5, "data-member": bar.label }, s("title", {}, `${bar.label}: ${bar.value}`)),
-        bar.extra ? s("rect", { class: "bar standby", x: labelW + w, y, width: w2, height: rowH - 5 }) : null,
+      svg.append(s("text", { x: labelW - 6, y: y + 13, "text-anchor": "end", "data-pick": bar.label }, bar.label),
+        s("rect", { class: `bar ${bar.cls}`, x: labelW, y, width: Math.max(w, 0.5), height: rowH - 5, "data-member": bar.label, "data-pick": bar.label }, s("title", {}, `${bar.label}: ${bar.value}`)),
+        bar.extra ? s("rect", { class: "bar standby", x: labelW + w, y, width: w2, height: rowH - 5, "data-pick": bar.label }) : null,
         s("text", { x: labelW + w + w2 + 5, y: y + 13 }, bar.extra ? `${fmt(bar.value)} + ${fmt(bar.extra)}` : fmt(bar.value)));
     });
     return svg;
@@ -274,7 +274,7 @@
       s("text", { x: left - 4, y: y(top) + 4, "text-anchor": "end" }, fmt(top)), s("text", { x: left - 4, y: y(0), "text-anchor": "end" }, "0"),
       s("text", { x: left, y: height - 3 }, `${fmt(bars.length)} members, sorted by id`));
     bars.forEach((bar, i) => {
-      svg.append(s("rect", { class: `bar ${bar.cls}`, x: left + i * step, y: y(bar.value), width: Math.max(step * 0.8, 0.4), height: y(0) - y(bar.value), "data-member": bar.label },
+      svg.append(s("rect", { class: `bar ${bar.cls}`, x: left + i * step, y: y(bar.value), width: Math.max(step * 0.8, 0.4), height: y(0) - y(bar.value), "data-member": bar.label, "data-pick": bar.label },
         s("title", {}, `${bar.label}: ${bar.value}${bar.extra ? ` + ${bar.extra}` : ""}`)));
     });
     return svg;
@@ -386,14 +386,16 @@
 
   function whatIfCard(model) {
     const strategy = (model.state.stats && model.state.stats.strategy) || "optimal";
+    const strategies = model.consumer ? ["optimal", "sticky", "range", "roundrobin"] : ["optimal", "sticky", "greedy"];
+    const who = model.consumer ? "members" : "clients";
     const result = h("div", { id: "wi-result" });
     const form = h("form", { class: "inline", id: "what-if" },
-      h("label", {}, "members leave", h("input", { id: "wi-remove", placeholder: "ids, comma-separated", size: 22 })),
-      h("label", {}, "members join (every topic)", h("input", { id: "wi-add", placeholder: "new ids, comma-separated", size: 22 })),
-      h("label", {}, "partitions added to", h("select", { id: "wi-topic" }, model.items.map((t) => h("option", { value: t }, t)))),
+      h("label", {}, `${who} leave`, h("input", { id: "wi-remove", placeholder: "ids, comma-separated", size: 22 })),
+      h("label", {}, model.consumer ? "members join (every topic)" : "clients join", h("input", { id: "wi-add", placeholder: "new ids, comma-separated", size: 22 })),
+      h("label", {}, model.consumer ? "partitions added to" : "tasks added to subtopology", h("select", { id: "wi-topic" }, model.items.map((t) => h("option", { value: t }, t)))),
       h("label", {}, "how many", h("input", { id: "wi-partitions", type: "number", min: 0, value: 0, size: 6 })),
       h("label", {}, "strategy", h("select", { id: "wi-strategy" },
-        ["optimal", "sticky", "range", "roundrobin"].map((x) => h("option", { value: x, selected: x === strategy }, x)))),
+        strategies.map((x) => h("option", { value: x, selected: x === strategy }, x)))),
       h("button", { type: "submit", id: "wi-run" }, "Try"));
     form.addEventListener("submit", (event) => {
       event.preventDefault();
@@ -427,7 +429,7 @@
     const changed = answer.members.filter((m) => m.gained || m.lost).slice(0, 25);
     put(result,
       h("div", { class: "compare" }, h("div", { class: "head" }, ""), h("div", { class: "head" }, `now (generation ${answer.generation})`), h("div", { class: "head" }, `stickyd's answer (${answer.strategy})`),
-        row("partitions", "partitions", null), row("members", "members", null), row("min load", "min_load", false), row("max load", "max_load", true), row("moves", "moves", true)),
+        row(answer.kind === "consumer" ? "partitions" : "active tasks", "partitions", null), row(answer.kind === "consumer" ? "members" : "clients", "members", null), row("min load", "min_load", false), row("max load", "max_load", true), row("moves", "moves", true)),
       h("p", { id: "wi-answer" }, answerBadge(answer), ` ${answer.solver} in ${millis(answer.time_ms)}`),
       answer.warnings.length ? h("ul", { class: "muted" }, answer.warnings.slice(0, 5).map((w) => h("li", {}, w))) : null,
       changed.length ? h("div", { class: "scroll" }, h("table", { id: "wi-members" },
