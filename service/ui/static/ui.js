@@ -232,7 +232,7 @@
       chips.push(h("span", { class: "badge held", "data-status": "held" }, `${m.id}: lost, held until ${when(m.until)}`));
     }
     for (const m of last ? last.departed : []) chips.push(h("span", { class: "badge bad", "data-status": "departed" }, `${m}: departed`));
-    return h("div", { class: "card", id: "roster" }, h("h2", {}, "Members new, leaving or in grace"),
+    return h("div", { class: "card", id: "roster" }, h("h2", {}, `${model.consumer ? "Members" : "Clients"} new, leaving or in grace`),
       chips.length ? h("div", { class: "chips" }, chips) : h("p", { class: "muted" }, "None: every member of the last round stays."));
   }
 
@@ -433,8 +433,8 @@
       h("p", { id: "wi-answer" }, answerBadge(answer), ` ${answer.solver} in ${millis(answer.time_ms)}`),
       answer.warnings.length ? h("ul", { class: "muted" }, answer.warnings.slice(0, 5).map((w) => h("li", {}, w))) : null,
       changed.length ? h("div", { class: "scroll" }, h("table", { id: "wi-members" },
-        h("thead", {}, h("tr", {}, ["member", "now", "then", "gains", "loses"].map((x, i) => h("th", { class: i ? "num" : "" }, x)))),
-        h("tbody", {}, changed.map((m) => h("tr", {}, h("td", {}, m.id), num(m.now), num(m.then), num(m.gained), num(m.lost)))))) : h("p", { class: "muted" }, "No member's partitions change."));
+        h("thead", {}, h("tr", {}, [answer.kind === "consumer" ? "member" : "client", "now", "then", "gains", "loses"].map((x, i) => h("th", { class: i ? "num" : "" }, x)))),
+        h("tbody", {}, changed.map((m) => h("tr", {}, h("td", {}, m.id), num(m.now), num(m.then), num(m.gained), num(m.lost)))))) : h("p", { class: "muted" }, answer.kind === "consumer" ? "No member's partitions change." : "No client's active tasks change."));
   }
 
   // ---- why ---------------------------------------------------------------------------------
