@@ -11,6 +11,7 @@ from rich.table import Table
 
 if TYPE_CHECKING:  # the service's client and models load when a command runs, not for `--help`
     from stickyd.client.http import StickydClient
+    from stickyd.models.group_insight import Explanation
     from stickyd.models.groups import GroupState
 
 groups_app = typer.Typer(
@@ -127,6 +128,28 @@ def history_command(
             ", ".join(h["id"] for h in record.get("held", [])),
         )
     Console().print(table)
+
+
+@groups_app.command("explain")
+def explain_command(
+    group: Annotated[str, typer.Argument(help="the group id")],
+    topic: Annotated[str, typer.Argument(help="the topic (a Streams application: the subtopology id)")],
+    partition: Annotated[int, typer.Argument(min=0, help="the partition (Streams: the task's partition)")],
+    url: Url = DEFAULT_URL,
+) -> None:
+    """Why a partition (or Streams task) is where it is: its owners over the retained generations."""
+    print_explanation(_call(url, lambda c: c.explain(group, topic, partition)))
+
+
+def print_explanation(explained: Explanation) -> None:
+    table = Table(title=f"{explained.item} in {explained.kind} group {explained.group_id}", caption=explained.rack)
+    for column in ("generation", "at", "owner", "why"):
+        table.add_column(column, justify="right" if column == "generation" else "left")
+    for step in explained.steps:
+        table.add_row(str(step.generation), _when(step.created_at), step.owner or "-", step.words)
+    console = Console()
+    console.print(table)
+    console.print(explained.summary)
 
 
 @groups_app.command("leave")

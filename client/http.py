@@ -20,6 +20,7 @@ from tenacity import (
 )
 
 from stickyd.models import ConsumerProblem, ConsumerSolution
+from stickyd.models.group_insight import Explanation, GroupTimeline, WhatIfRequest, WhatIfResponse
 from stickyd.models.groups import GroupHistory, GroupList, GroupState, RebalanceResponse
 from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
 
@@ -153,6 +154,19 @@ class StickydClient:
 
     def mark_leaving(self, group_id: str, members: list[str]) -> GroupState:
         return GroupState.model_validate(self._post(f"/v1/groups/{_quote(group_id)}/leaving", {"members": members}))
+
+    def group_timeline(self, group_id: str, limit: int = 100) -> GroupTimeline:
+        return GroupTimeline.model_validate(self._get(f"/v1/groups/{_quote(group_id)}/timeline", {"limit": limit}))
+
+    def what_if(self, group_id: str, changes: WhatIfRequest | dict[str, Any]) -> WhatIfResponse:
+        """stickyd's answer to the group with `changes`, beside its current one; nothing is stored."""
+        body = changes.model_dump(exclude_none=True) if isinstance(changes, WhatIfRequest) else changes
+        return WhatIfResponse.model_validate(self._post(f"/v1/groups/{_quote(group_id)}/what-if", body))
+
+    def explain(self, group_id: str, topic: str, partition: int) -> Explanation:
+        """Why partition `partition` of `topic` (Streams: task `<topic>_<partition>`) is where it is."""
+        params = {"topic": topic, "partition": partition}
+        return Explanation.model_validate(self._get(f"/v1/groups/{_quote(group_id)}/explain", params))
 
     def forget_group(self, group_id: str) -> None:
         for attempt in Retrying(**_retry_policy(self._retries)):

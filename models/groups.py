@@ -97,6 +97,26 @@ class GroupState(BaseModel):
     """the last solution's stats."""
 
 
+class TimelineEntry(BaseModel):
+    """One retained generation, in figures (no assignment)."""
+
+    generation: int
+    created_at: float
+    members: int
+    moves: int
+    solver: str
+    optimal: bool
+    fallback: bool
+    min_load: int
+    max_load: int
+    """consumer: partitions per member; Streams: active tasks per client."""
+    time_ms: float
+    newcomers: list[str]
+    departed: list[str]
+    leaving: list[str]
+    held: list[str]
+
+
 class GroupSummary(BaseModel):
     group_id: str
     kind: str
@@ -105,6 +125,8 @@ class GroupSummary(BaseModel):
     leaving: int
     held: int
     updated_at: float
+    last_rebalance: TimelineEntry | None = None
+    """the newest retained generation in figures (none once the history is gone)."""
 
 
 class GroupList(BaseModel):

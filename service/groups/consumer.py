@@ -90,6 +90,8 @@ def finish_consumer(
         "stats": solution["stats"],
         "topics": round_.problem.get("topics", {}),
     }
+    if round_.problem.get("partition_racks"):
+        state["partition_racks"] = round_.problem["partition_racks"]  # what explain says about racks
     report = {
         "newcomers": roster.newcomers,
         "returning": roster.returning,

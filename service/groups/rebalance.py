@@ -36,6 +36,7 @@ from stickyd.service.store import (
     StoredGroup,
     commit_generation,
     load_group,
+    summary_of_record,
 )
 
 log = logging.getLogger(__name__)
@@ -116,6 +117,7 @@ class GroupRebalancer:
             members=len(new_state["members"]),
             moves=_moves(solution),
             solver=solution["stats"]["solver"],
+            summary=summary_of_record(record),
         )
         try:
             generation = await asyncio.to_thread(

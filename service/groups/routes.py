@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 
 from stickyd.models.errors import first_problem
+from stickyd.models.group_insight import Explanation, GroupTimeline, WhatIfRequest, WhatIfResponse
 from stickyd.models.groups import (
     GroupHistory,
     GroupList,
@@ -24,12 +25,16 @@ from stickyd.models.groups import (
     LeaveRequest,
     RebalanceRequest,
     RebalanceResponse,
+    TimelineEntry,
 )
+from stickyd.service.groups.explain import check_item, explain
 from stickyd.service.groups.rebalance import ATTEMPTS, GroupRebalancer, GroupReply, refusal
 from stickyd.service.groups.tenancy import Tenant
+from stickyd.service.groups.what_if import what_if
 from stickyd.service.http.request_body import ClientGone, media_type_error, read_body
 from stickyd.service.processes.solve_job import JobResult
 from stickyd.service.store import (
+    Database,
     Retention,
     StaleWrite,
     StoredGroup,
@@ -38,11 +43,17 @@ from stickyd.service.store import (
     list_groups,
     load_group,
     open_database,
+    read_answers,
     read_history,
+    read_last_generations,
+    read_timeline,
     update_state,
 )
 
 log = logging.getLogger("stickyd.access")
+
+COMPONENT_REF = "#/components/schemas/{model}"
+"""Where a request body's nested models are put in the OpenAPI schema (stickyd.service.http.app)."""
 
 
 @asynccontextmanager
@@ -136,11 +147,17 @@ async def rebalance(group_id: str, request: Request, tenant: Tenant, rebalancer:
     return _json(answer)
 
 
-@groups.get("", response_model=GroupList, summary="This tenant's groups")
+@groups.get("", response_model=GroupList, summary="This tenant's groups, each with its last rebalance")
 async def list_all(tenant: Tenant, rebalancer: Rebalancer) -> GroupList:
-    stored = await asyncio.to_thread(list_groups, rebalancer.database, tenant)
-    return GroupList(
-        groups=[
+    return await asyncio.to_thread(_summaries, rebalancer.database, tenant)
+
+
+def _summaries(database: Database, tenant: str) -> GroupList:
+    summaries = []
+    last_of = read_last_generations(database, tenant)
+    for g in list_groups(database, tenant):
+        last = last_of.get(g.group_id)
+        summaries.append(
             GroupSummary(
                 group_id=g.group_id,
                 kind=g.kind,
@@ -149,10 +166,10 @@ async def list_all(tenant: Tenant, rebalancer: Rebalancer) -> GroupList:
                 leaving=len(g.state.get("leaving", [])),
                 held=len(g.state.get("lost", {})),
                 updated_at=g.updated_at,
+                last_rebalance=_entry(last) if last else None,
             )
-            for g in stored
-        ]
-    )
+        )
+    return GroupList(groups=summaries)
 
 
 @groups.get("/{group_id}", response_model=GroupState, summary="A group's current state", responses=ERRORS)
@@ -250,3 +267,100 @@ async def forget(group_id: str, tenant: Tenant, rebalancer: Rebalancer) -> Respo
     if not await asyncio.to_thread(forget_group, rebalancer.database, tenant, group_id, time.time()):
         return _unknown(group_id)
     return Response(status_code=204)
+
+
+@groups.get(
+    "/{group_id}/timeline",
+    response_model=GroupTimeline,
+    summary="Retained generations in figures (moves, balance, solver, time), oldest first",
+    responses=ERRORS,
+)
+async def timeline(
+    group_id: str,
+    tenant: Tenant,
+    rebalancer: Rebalancer,
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
+) -> Response | GroupTimeline:
+    stored = await _live(rebalancer, tenant, group_id)
+    if stored is None:
+        return _unknown(group_id)
+    rows = await asyncio.to_thread(read_timeline, rebalancer.database, tenant, group_id, limit)
+    return GroupTimeline(group_id=group_id, kind=stored.kind, generations=[_entry(row) for row in rows])  # type: ignore[arg-type]
+
+
+def _entry(row: dict[str, Any]) -> TimelineEntry:
+    summary = row["summary"]
+    stats = summary["stats"]
+    active = (stats.get("balance") or {}).get("active") or [0, 0]  # Streams: [min, max] active tasks
+    return TimelineEntry(
+        generation=row["generation"],
+        created_at=row["created_at"],
+        members=row["members"],
+        moves=row["moves"],
+        solver=row["solver"],
+        optimal=bool(stats.get("optimal")),
+        fallback=bool(stats.get("fallback")),
+        min_load=stats.get("min_load", active[0]),
+        max_load=stats.get("max_load", active[1]),
+        time_ms=float(stats.get("time_ms", 0.0)),
+        newcomers=summary["newcomers"],
+        departed=summary["departed"],
+        leaving=summary["leaving"],
+        held=summary["held"],
+    )
+
+
+@groups.post(
+    "/{group_id}/what-if",
+    response_model=WhatIfResponse,
+    summary="Try changes on a group (members out or in, partitions or tasks, strategy); nothing is stored",
+    responses={**ERRORS, 503: {"description": "no solver process could answer in time; retry after Retry-After"}},
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": WhatIfRequest.model_json_schema(ref_template=COMPONENT_REF)}},
+        }
+    },
+)
+async def try_changes(
+    group_id: str, request: Request, tenant: Tenant, rebalancer: Rebalancer
+) -> Response | WhatIfResponse:
+    body = await _read(request)
+    if isinstance(body, Response):
+        return body
+    try:
+        asked = WhatIfRequest.model_validate(json.loads(body or b"{}"))
+    except ValidationError as error:
+        problem = first_problem(error)
+        return _json(refusal(422, problem.field, problem.reason))
+    except ValueError as error:
+        return _json(refusal(422, "body", f"not valid JSON ({error})"))
+    stored = await _live(rebalancer, tenant, group_id)
+    if stored is None:
+        return _unknown(group_id)
+    answer = await what_if(rebalancer.services, stored, asked)
+    return _json(answer) if isinstance(answer, GroupReply) else answer
+
+
+@groups.get(
+    "/{group_id}/explain",
+    response_model=Explanation,
+    summary="Why a partition (or Streams task) is where it is: its owners over the retained generations",
+    responses=ERRORS,
+)
+async def explain_item(
+    group_id: str,
+    tenant: Tenant,
+    rebalancer: Rebalancer,
+    topic: Annotated[str, Query(min_length=1, description="a topic, or a Streams subtopology id")],
+    partition: Annotated[int, Query(ge=0, le=2**31 - 1, description="a partition (a task's partition)")],
+) -> Response | Explanation:
+    stored = await _live(rebalancer, tenant, group_id)
+    if stored is None:
+        return _unknown(group_id)
+    refused = check_item(stored.kind, stored.state, topic, partition)
+    if refused is not None:
+        return _json(refused)
+    limit = rebalancer.retention.max_generations
+    rows = await asyncio.to_thread(read_answers, rebalancer.database, tenant, group_id, limit)
+    return await asyncio.to_thread(explain, stored.kind, group_id, stored.state, rows, topic, partition)

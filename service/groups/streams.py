@@ -101,6 +101,8 @@ def finish_streams(
         "stats": solution["stats"],
         "subtopologies": round_.problem.get("subtopologies", []),
     }
+    if round_.problem.get("config"):
+        state["config"] = round_.problem["config"]  # what a what-if solves with
     report = {
         "newcomers": roster.newcomers,
         "returning": roster.returning,

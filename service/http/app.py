@@ -25,6 +25,7 @@ from stickyd.service.http.assign_routes import StickydApp
 from stickyd.service.http.auth import add_authentication, current_tenant
 from stickyd.service.http.offline_docs import add_offline_docs
 from stickyd.service.settings import Settings, get_settings
+from stickyd.service.ui import add_ui
 
 log = logging.getLogger("stickyd.access")
 
@@ -113,6 +114,7 @@ def create_app(settings: Settings | None = None) -> StickydApp:
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     add_offline_docs(app)
+    add_ui(app)
     add_authentication(app, settings)
     app.include_router(assign)
     app.answer_directly(assign)
@@ -166,5 +168,10 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
                 }
             },
         }
+    for operations in schema["paths"].values():
+        for operation in operations.values():
+            # a request body declared from a model: its nested models go to the components
+            declared = operation.get("requestBody", {}).get("content", {}).get("application/json", {})
+            components.update(declared.get("schema", {}).pop("$defs", {}))
     app.openapi_schema = schema
     return schema

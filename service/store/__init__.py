@@ -17,7 +17,11 @@ from stickyd.service.store.groups import (
     forget_group,
     list_groups,
     load_group,
+    read_answers,
     read_history,
+    read_last_generations,
+    read_timeline,
+    summary_of_record,
     update_state,
 )
 
@@ -37,6 +41,10 @@ __all__ = [
     "load_group",
     "make_engine",
     "open_database",
+    "read_answers",
     "read_history",
+    "read_last_generations",
+    "read_timeline",
+    "summary_of_record",
     "update_state",
 ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy import String, cast, delete, func, or_, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 
 from stickyd.service.store.engine import Database
@@ -55,6 +55,8 @@ class NewGeneration:
     members: int
     moves: int
     solver: str
+    summary: dict[str, Any] | None = None
+    """the timeline's figures (stickyd.service.groups.rebalance.summary_of); None: read from `record`."""
 
 
 class StaleWrite(Exception):
@@ -152,6 +154,7 @@ def commit_generation(
                     moves=new.moves,
                     solver=new.solver,
                     record={**new.record, "generation": generation},
+                    summary=new.summary,
                 )
             )
             _prune(session, tenant, group_id, generation, retention, now)
@@ -238,3 +241,89 @@ def count_history(db: Database, tenant: str, group_id: str) -> int:
             )
             or 0
         )
+
+
+TIMELINE_COLUMNS = (
+    GenerationRow.group_id,
+    GenerationRow.generation,
+    GenerationRow.created_at,
+    GenerationRow.members,
+    GenerationRow.moves,
+    GenerationRow.solver,
+    GenerationRow.summary,
+)
+
+
+def read_timeline(db: Database, tenant: str, group_id: str, limit: int) -> list[dict[str, Any]]:
+    """The newest `limit` retained generations, oldest first, each with its summary (stats and
+    the roster's ids) but not its assignment."""
+    with db.reading() as session:
+        rows = session.execute(
+            select(*TIMELINE_COLUMNS)
+            .where(GenerationRow.tenant == tenant, GenerationRow.group_id == group_id)
+            .order_by(GenerationRow.generation.desc())
+            .limit(limit)
+        )
+        found = _with_summaries(session, tenant, [row._asdict() for row in rows])
+    return found[::-1]
+
+
+def read_last_generations(db: Database, tenant: str) -> dict[str, dict[str, Any]]:
+    """Each of the tenant's groups' newest retained generation, as read_timeline gives it, in one
+    query (a group whose history is gone has none)."""
+    newest = (GenerationRow.group_id == GroupRow.group_id) & (GenerationRow.generation == GroupRow.generation)
+    with db.reading() as session:
+        rows = session.execute(
+            select(*TIMELINE_COLUMNS)
+            .join(GroupRow, (GroupRow.tenant == GenerationRow.tenant) & newest)
+            .where(GenerationRow.tenant == tenant, GroupRow.forgotten.is_(False))
+        )
+        found = _with_summaries(session, tenant, [row._asdict() for row in rows])
+    return {row["group_id"]: row for row in found}
+
+
+def _with_summaries(session: Any, tenant: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows written before summaries were kept get theirs from the stored answer, its parts picked
+    out by the database (SQLite's json_extract, PostgreSQL's #>): no answer is decoded whole here."""
+    older = [(row["group_id"], row["generation"]) for row in rows if row["summary"] is None]
+    if not older:
+        return rows
+    record = GenerationRow.record
+    parts = [record[(name,)].label(name) for name in ("newcomers", "departed", "leaving", "held")]
+    picked = session.execute(
+        select(GenerationRow.group_id, GenerationRow.generation, record[("solution", "stats")].label("stats"), *parts)
+        .where(GenerationRow.tenant == tenant)
+        .where(tuple_(GenerationRow.group_id, GenerationRow.generation).in_(older))
+    )
+    summaries = {(row.group_id, row.generation): summary_of_record(row._asdict()) for row in picked}
+    for row in rows:
+        if row["summary"] is None:
+            row["summary"] = summaries[(row["group_id"], row["generation"])]
+    return rows
+
+
+def summary_of_record(record: dict[str, Any]) -> dict[str, Any]:
+    """The timeline's figures of an answer (a record, or its parts picked out by the database)."""
+    stats = record.get("stats") or record.get("solution", {}).get("stats") or {}
+    return {
+        "stats": {key: value for key, value in stats.items() if key != "warnings"},
+        "newcomers": list(record.get("newcomers") or []),
+        "departed": list(record.get("departed") or []),
+        "leaving": [entry["id"] for entry in record.get("leaving") or []],
+        "held": [entry["id"] for entry in record.get("held") or []],
+    }
+
+
+def read_answers(db: Database, tenant: str, group_id: str, limit: int) -> list[dict[str, Any]]:
+    """The newest `limit` retained generations, oldest first, each with its answer as the stored
+    JSON text (`answer`), for a reader that decodes only the parts it needs: a large group's
+    answers hold millions of partition numbers."""
+    with db.reading() as session:
+        rows = session.execute(
+            select(GenerationRow.generation, GenerationRow.created_at, cast(GenerationRow.record, String))
+            .where(GenerationRow.tenant == tenant, GenerationRow.group_id == group_id)
+            .order_by(GenerationRow.generation.desc())
+            .limit(limit)
+        )
+        found = [{"generation": g, "created_at": at, "answer": text} for g, at, text in rows]
+    return found[::-1]

@@ -51,5 +51,8 @@ class GenerationRow(Base):
     solver: Mapped[str] = mapped_column(String(64))
     record: Mapped[dict[str, Any]] = mapped_column(JSON)
     """the answer as returned (generation, solution, newcomers, leaving, held)."""
+    summary: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    """the answer's figures for the timeline: its stats without warnings, and the roster's ids
+    (newcomers, departed, leaving, held); none on rows written before it was kept."""
 
     __table_args__ = (Index("ix_group_generations_created_at", "created_at"),)

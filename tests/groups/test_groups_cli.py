@@ -42,3 +42,21 @@ def test_an_unreachable_service_is_one_line_and_exit_1() -> None:
     code, out = stickyd("http://127.0.0.1:9", "list")
     assert code == 1 and out.startswith("stickyd: cannot reach the service at http://127.0.0.1:9")
     assert len(out.strip().splitlines()) == 1
+
+
+def test_groups_explain_tells_a_partitions_owners_in_words(http: httpx.Client) -> None:
+    url = str(http.base_url).rstrip("/")
+    problem = {"topics": {"orders": 6}, "members": [{"id": m, "topics": ["orders"]} for m in ("ann", "bob")]}
+    first = ok(rebalance(http, "cli-explain", -1, problem))
+    ok(rebalance(http, "cli-explain", 0, {**problem, "members": problem["members"][:1]}))
+    bobs = first["solution"]["assignment"]["bob"]["orders"][0]
+    code, out = stickyd(url, "explain", "cli-explain", "orders", str(bobs))
+    assert code == 0, out
+    assert f"orders-{bobs} in consumer group cli-explain" in out
+    assert "given to bob when the group was first balanced" in out
+    assert "moved from bob, which left the group, to ann" in out
+    assert f"orders-{bobs} is with ann since generation 1" in out
+    code, out = stickyd(url, "explain", "cli-explain", "orders", "6")
+    assert code == 2 and "partition: topic 'orders' has 6 partitions (0-5)" in out
+    code, out = stickyd(url, "explain", "cli-nobody", "orders", "0")
+    assert code == 2 and "no group 'cli-nobody'" in out

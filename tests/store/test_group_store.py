@@ -137,3 +137,30 @@ def test_migrations_bring_an_empty_database_to_the_newest_schema_once(database: 
     again.close()
     assert {"groups", "group_generations", "alembic_version"} <= tables
     assert len(version) == 1
+
+
+def test_the_timeline_reads_figures_from_the_summary_or_else_from_the_answer(database: Database) -> None:
+    """Rows with a summary give it; rows written before summaries were kept have their figures
+    picked out of the stored answer by the database, the same figures either way."""
+    from stickyd.service.store import read_last_generations, read_timeline, summary_of_record
+
+    record = {
+        "solution": {"assignment": {"a": {"t": [0, 1]}}, "stats": {"solver": "s", "moves": 2, "min_load": 2,
+                                                                    "max_load": 2, "warnings": ["w"]}},
+        "newcomers": ["a"], "departed": ["b"], "leaving": [{"id": "c", "empty": True}],
+        "held": [{"id": "d", "since": 1.0, "until": 2.0, "assignment": {}}],
+    }  # fmt: skip
+    for summary in (None, summary_of_record(record)):
+        read = load_group(database, "default", "timeline")
+        new = NewGeneration("consumer", 0, {}, record, members=1, moves=2, solver="s", summary=summary)
+        commit_generation(database, "default", "timeline", read, new, KEEP_ALL, 1000.0)
+        last = read_last_generations(database, "default")["timeline"]  # the newest, with or without its summary
+        assert last["generation"] == (0 if summary is None else 1) and last["summary"]["newcomers"] == ["a"]
+    old, new_row = read_timeline(database, "default", "timeline", 10)
+    assert (old["generation"], new_row["generation"]) == (0, 1)
+    assert old["summary"] == new_row["summary"] == {
+        "stats": {"solver": "s", "moves": 2, "min_load": 2, "max_load": 2},
+        "newcomers": ["a"], "departed": ["b"], "leaving": ["c"], "held": ["d"],
+    }  # fmt: skip
+    assert read_timeline(database, "default", "timeline", 1) == [new_row]
+    assert read_last_generations(database, "default")["timeline"] == new_row

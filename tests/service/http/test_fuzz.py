@@ -16,6 +16,10 @@ CASES = [
     ("POST /v1/assign/consumer", NEGATIVE),
     ("POST /v1/assign/streams", POSITIVE),
     ("POST /v1/assign/streams", NEGATIVE),
+    ("POST /v1/groups/{group_id}/what-if", POSITIVE),
+    ("POST /v1/groups/{group_id}/what-if", NEGATIVE),
+    ("GET /v1/groups/{group_id}/explain", POSITIVE),
+    ("GET /v1/groups/{group_id}/explain", NEGATIVE),
     ("GET /v1/health", POSITIVE),
     ("GET /metrics", POSITIVE),
 ]
