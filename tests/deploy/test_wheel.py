@@ -12,6 +12,7 @@ import pytest
 from tests.packaging import build_wheel, env_with_dependencies_only
 
 ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("models", "solvers", "service", "client", "pipeline", "cli")
 EXAMPLE = ROOT / "service" / "examples" / "consumer-kip54-unequal.json"
 
 USER_CODE = """
@@ -57,6 +58,10 @@ def test_the_wheel_puts_stickyd_alone_at_the_top_level(wheel: Path) -> None:
     tops = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
     assert {top for top in tops if not top.endswith(".dist-info")} == {"stickyd"}
     names = set(zipfile.ZipFile(wheel).namelist())
+    # every package folder of the tree is in the wheel, under stickyd/
+    listed = subprocess.run(["git", "ls-files", "*__init__.py"], cwd=ROOT, capture_output=True, text=True, check=True)
+    folders = [name for name in listed.stdout.split() if name.split("/")[0] in PACKAGES]
+    assert folders and {f"stickyd/{name}" for name in folders} <= names
     # the contract's examples and the migrations travel with the service
     assert "stickyd/service/examples/consumer-kip54-unequal.json" in names
     assert "stickyd/service/store/migrations/script.py.mako" in names
