@@ -77,7 +77,7 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
         String described = client.baseUrl() + " with a " + client.timeoutMs() + " ms deadline";
         if (!(name + described).equals(lastConfigured)) {
             lastConfigured = name + described;
-            LOG.info("stickyd assignor {} asks {}", name, described);
+            LOG.info("stickyd assignor asks {} (as {})", described, name);
             client.warmUp();
         }
     }
