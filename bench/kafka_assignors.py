@@ -15,8 +15,13 @@ JSON (docs/wire-format.md); every assignor reads that file.
 - Kafka: plugins/kafka's test class `ConsumerAssignorBench` (`mvn package` builds it), one JVM per
   assignor and instance (serial GC, one core's worth, heap per size), capped at `--cap-s`; a capped
   run is a miss for that assignor, and its later events at the same size and shape are skipped.
-  Kafka's time is the assignor call alone (its input built beforehand), the faster of two runs at
-  10k and one run at 1M.
+  Kafka's time is the assignor call alone (its input built beforehand), after untimed warm-up calls
+  that let the JIT compile it (3 at 10k, 1 at 1M), the faster of two runs at 10k and one run at 1M.
+- stickyd (KIP-848 plug-in): the same harness calls `StickydConsumerGroupAssignor.assign()` on the
+  same group spec, warmed the same way, against a warm `stickyd serve` (one solver process) on
+  loopback: the coordinator's real path (mapping, HTTP, solve, reading and checking the answer).
+  Its deadline is twice the time limit it sends (capped at the service's 30 s). A call the uniform
+  fallback answered is reported as such.
 """
 
 from __future__ import annotations
@@ -31,8 +36,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from bench.layouts import EVENTS, SHAPES, kafka_like_problem, write_problem_json
 from bench.results import write_section
+from stickyd.cli.child_service import ServiceProcess, running_service
 from stickyd.service.http.json_guard import load_object
 from stickyd.solvers import solve_consumer
 from tests.kafka.jvm import APP_CLASSPATH
@@ -44,8 +52,10 @@ KAFKA_ASSIGNORS = {
     "cooperative-sticky": "Kafka CooperativeStickyAssignor (client)",
     "uniform": "Kafka UniformAssignor (KIP-848 server)",
     "range": "Kafka RangeAssignor (KIP-848 server)",
+    "stickyd-plugin": "stickyd StickydConsumerGroupAssignor (KIP-848 server, HTTP)",
 }
 LARGE = 100_000
+SERVICE_MAX_LIMIT_MS = 30_000  # the service's largest time limit (solvers/time_policy.py)
 
 
 @dataclass(frozen=True)
@@ -57,14 +67,22 @@ class Outcome:
     note: str = ""
 
 
-def run_kafka(problem_file: Path, assignors: list[str], *, large: bool, cap_s: float) -> dict[str, Outcome]:
+def run_kafka(
+    problem_file: Path, assignors: list[str], *, large: bool, cap_s: float, env: dict[str, str] | None = None
+) -> dict[str, Outcome]:
     """`ConsumerAssignorBench` on the file for the assignors, in one JVM, stopped after cap_s (then
-    every one of them is reported capped)."""
+    every one of them is reported capped). `env`: added to the JVM's environment (stickyd's address)."""
     heap = "-Xmx6g" if large else "-Xmx1g"
-    rounds = "1" if large else "2"
+    rounds, warm_ups = ("1", "1") if large else ("2", "3")
     command = ["java", heap, "-XX:+UseSerialGC", "-cp", APP_CLASSPATH, BENCH_CLASS, str(problem_file)]
     try:
-        done = subprocess.run([*command, ",".join(assignors), rounds], capture_output=True, timeout=cap_s, check=True)
+        done = subprocess.run(
+            [*command, ",".join(assignors), rounds, warm_ups],
+            capture_output=True,
+            timeout=cap_s,
+            check=True,
+            env={**os.environ, **(env or {})},
+        )
     except subprocess.TimeoutExpired:
         return {a: Outcome(None, None, f"capped: no answer within {cap_s:.0f} s (miss)") for a in assignors}
     except subprocess.CalledProcessError as failed:
@@ -76,6 +94,8 @@ def run_kafka(problem_file: Path, assignors: list[str], *, large: bool, cap_s: f
 
 def _outcome(figures: dict[str, Any]) -> Outcome:
     note = ""
+    if figures.get("fallbacks"):
+        note = f"{figures['fallbacks']} timed call(s) answered by the uniform fallback (not stickyd's figures)"
     if "withheld" in figures:
         note = (
             f"{figures['withheld']:,} withheld in the first answer; settled after "
@@ -97,6 +117,14 @@ def run_stickyd(problem_file: Path) -> Outcome:
     return Outcome(elapsed, figures, note)
 
 
+def stickyd_env(service: ServiceProcess, limit_ms: int) -> dict[str, str]:
+    """The plug-in's settings for the harness's JVM: the warm service (one request solved first) and a
+    deadline of twice the time limit, which the plug-in halves into the request's `time_limit_ms`."""
+    warm = {"topics": {"t": 2}, "members": [{"id": "a", "topics": ["t"]}]}
+    httpx.post(f"{service.url}/v1/assign/consumer", json=warm, timeout=30).raise_for_status()
+    return {"STICKYD_URL": service.url, "STICKYD_TIMEOUT_MS": str(2 * min(limit_ms, SERVICE_MAX_LIMIT_MS))}
+
+
 def row(size: str, shape: str, event: str, name: str, outcome: Outcome) -> str:
     if outcome.figures is None:
         return f"| {size} | {shape} | {event} | {name} | - | - | - | {outcome.note} |"
@@ -116,7 +144,7 @@ def verdicts(size: str, shape: str, event: str, stickyd: Outcome, peers: dict[st
     assert s is not None and stickyd.seconds is not None
     for name, peer in peers.items():
         p = peer.figures
-        if p is None or peer.seconds is None:
+        if p is None or peer.seconds is None or name == KAFKA_ASSIGNORS["stickyd-plugin"]:
             continue
         if s["moves"] > p["moves"]:
             lines.append(f"{size} {shape} {event}: MISS stickyd moves {s['moves']} > {name} {p['moves']}")
@@ -142,7 +170,11 @@ def main() -> None:
     ratios: list[str] = []
     load_before = os.getloadavg()[0]
     solve_consumer({"topics": {"warm-up": 2}, "members": [{"id": "m", "topics": ["warm-up"]}]})
-    with tempfile.TemporaryDirectory(prefix="kafka-assignors-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="kafka-assignors-") as tmp,
+        running_service({"STICKYD_WORKERS": "1"}) as service,
+    ):
+        jvm_env = stickyd_env(service, args.stickyd_limit_ms)
         for partitions, members in SIZES[:1] if args.quick else SIZES:
             size = f"{partitions:,} x {members:,}"
             for shape in SHAPES:
@@ -159,7 +191,9 @@ def main() -> None:
                             peers[label] = Outcome(None, None, "skipped: capped at an earlier event (miss)")
                             continue
                         large = partitions >= LARGE
-                        peers[label] = run_kafka(problem_file, [assignor], large=large, cap_s=args.cap_s)[assignor]
+                        peers[label] = run_kafka(problem_file, [assignor], large=large, cap_s=args.cap_s, env=jvm_env)[
+                            assignor
+                        ]
                         if peers[label].figures is None:
                             capped.add(assignor)
                     lines = [row(size, shape, event, "stickyd", stickyd)]

@@ -54,13 +54,17 @@ STICKYD_TIMEOUT_MS = 500
 
 def stickyd_broker_properties(url: str, timeout_ms: int = STICKYD_TIMEOUT_MS) -> dict[str, str]:
     """The plug-in installed as an operator would (README), with test timings: `uniform` stays the
-    default, `stickyd` is chosen by clients with group.remote.assignor=stickyd. Kafka's default
+    default, `stickyd` and `stickyd-load` (balance by load, tolerance 0.1) are chosen by clients with
+    group.remote.assignor=stickyd or stickyd-load. Kafka's default
     `group.consumer.assignor.offload.enable=true` stays; even so a heartbeat waits for the assignor's
     whole deadline when stickyd hangs (README), so the deadline bounds the coordinator's latency and
     must stay well under the heartbeat interval."""
     return {
-        "group.consumer.assignors": "uniform,range,io.stickyd.kafka.StickydConsumerGroupAssignor",
+        "group.consumer.assignors": (
+            "uniform,range,io.stickyd.kafka.StickydConsumerGroupAssignor,io.stickyd.kafka.StickydLoadConsumerGroupAssignor"
+        ),
         "stickyd.url": url,
+        "stickyd.load.tolerance": "0.1",
         "stickyd.timeout.ms": str(timeout_ms),
         "group.consumer.assignment.interval.ms": "100",
     }

@@ -2,14 +2,21 @@
 with a real `stickyd serve` behind it: consumers on the new protocol (confluent-kafka,
 group.protocol=consumer, group.remote.assignor=stickyd) settle on the optimum of the contract,
 checked against the independent CP-SAT reference (tests/solvers/consumer/reference.py), through
-joins, leaves and added partitions; and when stickyd is gone or black-holed the group still
-rebalances (Kafka's uniform assignor in-process) while heartbeats keep flowing."""
+joins, leaves and added partitions; a group choosing `stickyd-load` is assigned by stickyd balancing
+by load; and when stickyd is gone or black-holed the group still rebalances (Kafka's uniform
+assignor in-process) while heartbeats keep flowing."""
 
 from __future__ import annotations
 
+import json
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import httpx
 import pytest
@@ -250,3 +257,86 @@ def test_black_holed_stickyd_keeps_heartbeats_flowing_and_records_flowing(
     assert 0 < rtt_ms < STICKYD_TIMEOUT_MS + 1500
     assert join_s < STICKYD_TIMEOUT_MS / 1000 + 20
     assert feeder.produced and missing == set()
+
+
+@dataclass
+class Recorded:
+    """The relay's address, and each consumer request it forwarded with the status stickyd answered and
+    the seconds it took."""
+
+    url: str
+    seen: list[tuple[dict[str, Any], int, float]] = field(default_factory=list)
+
+
+@contextmanager
+def recording_relay(upstream: str) -> Iterator[Recorded]:
+    """A loopback HTTP relay in front of stickyd that keeps every consumer request it forwards: what
+    the broker's plug-in asked, word for word."""
+    seen: list[tuple[dict[str, Any], int, float]] = []
+
+    class Relay(BaseHTTPRequestHandler):
+        def _relay(self, body: bytes | None) -> None:
+            headers = {k: v for k, v in self.headers.items() if k.lower() in ("content-type", "authorization")}
+            started = time.monotonic()
+            answer = httpx.request(self.command, f"{upstream}{self.path}", content=body, headers=headers, timeout=30)
+            if self.path == "/v1/assign/consumer" and body is not None:
+                seen.append((json.loads(body), answer.status_code, time.monotonic() - started))
+            self.send_response(answer.status_code)
+            self.send_header("Content-Type", answer.headers.get("content-type", "application/json"))
+            self.send_header("Content-Length", str(len(answer.content)))
+            self.end_headers()
+            self.wfile.write(answer.content)
+
+        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+            self._relay(None)
+
+        def do_POST(self) -> None:  # noqa: N802
+            self._relay(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Relay)
+    thread = threading.Thread(target=server.serve_forever, name="recording-relay", daemon=True)
+    thread.start()
+    try:
+        yield Recorded(f"http://127.0.0.1:{server.server_address[1]}", seen)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_group_choosing_stickyd_load_is_assigned_by_stickyd_balancing_by_load(
+    apache_kafka: ApacheKafka, admin: AdminClient, stickyd_switchboard: Switchboard, stickyd_answers: ServiceProcess
+) -> None:
+    """Members with group.remote.assignor=stickyd-load: the coordinator runs the second assignor, whose
+    requests ask for balance load with the broker's stickyd.load.tolerance and no partition weights
+    (all partitions weigh the same); stickyd answers every one well within the plug-in's deadline, the
+    group settles balanced, and no fallback starts an outage. (An outage left by an earlier test ends
+    with this test's first answer: its "answers again" line is expected.)"""
+    counts = {"kip848-load": 6}
+    create_topics(admin, counts)
+    log_start = len(apache_kafka.log_text())
+    with recording_relay(stickyd_answers.url) as relay:
+        stickyd_switchboard.forward(relay.url)
+        members = [
+            Member(apache_kafka.bootstrap, "kip848-load", f"l{i}", ["kip848-load"], assignor="stickyd-load")
+            for i in range(3)
+        ]
+        try:
+            settled, overlaps = settle(members, partitions_of(counts), admin, "kip848-load", loads([2, 2, 2]))
+            described = admin.describe_consumer_groups(["kip848-load"])["kip848-load"].result(timeout=10)
+        finally:
+            for member in members:
+                member.leave()
+            stickyd_switchboard.forward(stickyd_answers.url)
+    assert overlaps == []
+    assert described.partition_assignor == "stickyd-load"
+    assert relay.seen, "the coordinator did not ask stickyd"
+    for request, status, seconds in relay.seen:
+        assert request["options"]["balance"] == "load"
+        assert request["options"]["load_tolerance"] == 0.1
+        assert "partition_weights" not in request
+        assert status == 200
+        assert seconds < STICKYD_TIMEOUT_MS / 2000, "answered too late for the plug-in: it fell back"
+    assert new_log_lines(apache_kafka, log_start, r"WARN stickyd at .* failed") == []

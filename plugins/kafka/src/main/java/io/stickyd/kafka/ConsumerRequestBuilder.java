@@ -10,6 +10,7 @@ import java.util.TreeSet;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
 import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
+import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException;
 import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
 
 /**
@@ -17,6 +18,8 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
  * (docs/wire-format.md, consumer assignment). Topic keys are the topic ids (the coordinator does not pass names). The current target
  * assignment is the members' {@code owned} partitions; it is the coordinator's own record, so no
  * generations are sent. Partition racks (KIP-881) are sent only when some member has a rack.
+ * A subscribed topic id the describer does not know is refused with {@link PartitionAssignorException},
+ * as Kafka's own assignors refuse it.
  */
 final class ConsumerRequestBuilder {
     private ConsumerRequestBuilder() {
@@ -27,6 +30,11 @@ final class ConsumerRequestBuilder {
     }
 
     static Request build(GroupSpec group, SubscribedTopicDescriber topics, int timeLimitMs) {
+        return build(group, topics, timeLimitMs, StickydHttpClient.JSON.createObjectNode());
+    }
+
+    /** {@code options}: what the assignor adds to the request's options (e.g. balance by load). */
+    static Request build(GroupSpec group, SubscribedTopicDescriber topics, int timeLimitMs, ObjectNode options) {
         ObjectNode body = StickydHttpClient.JSON.createObjectNode();
         ObjectNode counts = body.putObject("topics");
         ArrayNode members = body.putArray("members");
@@ -39,9 +47,17 @@ final class ConsumerRequestBuilder {
             for (Uuid topicId : subscription.subscribedTopicIds()) {
                 String key = topicId.toString();
                 subscribed.add(key);
-                if (!topicIds.containsKey(key) && topics.numPartitions(topicId) > 0) {
+                if (topicIds.containsKey(key)) {
+                    continue;
+                }
+                int count = topics.numPartitions(topicId);
+                if (count < 0) {
+                    throw new PartitionAssignorException("member " + memberId + " is subscribed to topic " + key
+                        + ", which is not in the group's topic metadata");
+                }
+                if (count > 0) {
                     topicIds.put(key, topicId);
-                    counts.put(key, topics.numPartitions(topicId));
+                    counts.put(key, count);
                 }
             }
             ObjectNode owned = member.putObject("owned");
@@ -59,7 +75,7 @@ final class ConsumerRequestBuilder {
         if (anyRack) {
             addPartitionRacks(body.putObject("partition_racks"), topicIds, topics);
         }
-        body.putObject("options").put("strategy", "optimal").put("time_limit_ms", timeLimitMs);
+        body.putObject("options").put("strategy", "optimal").put("time_limit_ms", timeLimitMs).setAll(options);
         return new Request(body, topicIds);
     }
 

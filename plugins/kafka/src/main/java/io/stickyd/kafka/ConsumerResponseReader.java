@@ -19,6 +19,10 @@ import org.apache.kafka.coordinator.group.modern.MemberAssignmentImpl;
  * check cheaply: every member of the group must be in the answer and no other, each partition must
  * exist, belong to a topic the member subscribes to, and be given to exactly one member. Anything else
  * throws {@link IllegalStateException}, which the assignor turns into its fallback.
+ *
+ * <p>A member whose partitions do not change gets back the very map the group spec gave it (its current
+ * assignment), as Kafka's own assignors do: the coordinator finds it unchanged without comparing it
+ * partition by partition.
  */
 final class ConsumerResponseReader {
     private ConsumerResponseReader() {
@@ -59,7 +63,8 @@ final class ConsumerResponseReader {
                     partitions.put(topicId, numbers);
                 }
             }
-            members.put(memberId, new MemberAssignmentImpl(partitions));
+            Map<Uuid, Set<Integer>> current = group.memberAssignment(memberId).partitions();
+            members.put(memberId, new MemberAssignmentImpl(partitions.equals(current) ? current : partitions));
         }
         for (Uuid topicId : request.topicIds().values()) {
             BitSet taken = given.get(topicId);

@@ -1,6 +1,7 @@
 package io.stickyd.kafka;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -28,9 +29,15 @@ import org.slf4j.LoggerFactory;
  * time, an error status, an answer that does not check out) the group is assigned by Kafka's own
  * {@link UniformAssignor} in-process. Every fallback is counted; an outage is logged once when it
  * starts and once when stickyd answers again.
+ *
+ * <p>As Kafka's own assignors: a member whose partitions do not change gets back the map it held, and a
+ * subscribed topic the topic describer does not know throws {@link PartitionAssignorException} (no
+ * request, no fallback). {@link StickydLoadConsumerGroupAssignor} is the same assignor balancing by load.
  */
 public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssignor, Configurable {
     public static final String NAME = "stickyd";
+    /** How far above the best bottleneck load an answer of {@code stickyd-load} may stay to move less. */
+    public static final String LOAD_TOLERANCE_CONFIG = "stickyd.load.tolerance";
     static final String PATH = "v1/assign/consumer";
 
     private static final Logger LOG = LoggerFactory.getLogger(StickydConsumerGroupAssignor.class);
@@ -41,23 +48,61 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
     private static final AtomicBoolean IN_OUTAGE = new AtomicBoolean();
     private static volatile String lastConfigured = "";
 
+    private final String name;
+    private final boolean byLoad;
     private final UniformAssignor fallback = new UniformAssignor();
     private volatile StickydHttpClient client = StickydHttpClient.fromConfig(Map.of(), System.getenv());
+    private volatile ObjectNode options;
+
+    public StickydConsumerGroupAssignor() {
+        this(NAME, false);
+    }
+
+    /** {@code byLoad}: ask for {@code options.balance: "load"} (with {@code stickyd.load.tolerance}). */
+    StickydConsumerGroupAssignor(String name, boolean byLoad) {
+        this.name = name;
+        this.byLoad = byLoad;
+        this.options = options(Map.of());
+    }
 
     @Override
     public String name() {
-        return NAME;
+        return name;
     }
 
     @Override
     public void configure(Map<String, ?> configs) {
         client = StickydHttpClient.fromConfig(configs, System.getenv());
+        options = options(configs);
         String described = client.baseUrl() + " with a " + client.timeoutMs() + " ms deadline";
-        if (!described.equals(lastConfigured)) {
-            lastConfigured = described;
-            LOG.info("stickyd assignor asks {}", described);
+        if (!(name + described).equals(lastConfigured)) {
+            lastConfigured = name + described;
+            LOG.info("stickyd assignor asks {} (as {})", described, name);
             client.warmUp();
         }
+    }
+
+    /** The options this assignor adds to every request; the weights are left out (all partitions equal). */
+    private ObjectNode options(Map<String, ?> configs) {
+        ObjectNode added = StickydHttpClient.JSON.createObjectNode();
+        if (!byLoad) {
+            return added;
+        }
+        added.put("balance", "load");
+        Object tolerance = configs.get(LOAD_TOLERANCE_CONFIG);
+        if (tolerance != null && !tolerance.toString().isBlank()) {
+            double value;
+            try {
+                value = Double.parseDouble(tolerance.toString().trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(LOAD_TOLERANCE_CONFIG + " is not a number: " + tolerance, e);
+            }
+            if (!(value >= 0 && value <= 1)) {
+                throw new IllegalArgumentException(LOAD_TOLERANCE_CONFIG + " must be between 0 and 1, got " + tolerance);
+            }
+            added.put("load_tolerance", value);
+        }
+        return added;
     }
 
     /** How many assignments the uniform fallback has computed in this process. */
@@ -69,7 +114,8 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
     public GroupAssignment assign(GroupSpec group, SubscribedTopicDescriber topics) throws PartitionAssignorException {
         StickydHttpClient stickyd = client;
         try {
-            ConsumerRequestBuilder.Request request = ConsumerRequestBuilder.build(group, topics, Math.max(1, stickyd.timeoutMs() / 2));
+            ConsumerRequestBuilder.Request request =
+                ConsumerRequestBuilder.build(group, topics, Math.max(1, stickyd.timeoutMs() / 2), options);
             JsonNode answer = stickyd.post(PATH, request.body());
             GroupAssignment assignment = ConsumerResponseReader.read(answer, request, group, topics);
             if (IN_OUTAGE.compareAndSet(true, false)) {
@@ -77,6 +123,8 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
                     stickyd.baseUrl(), FALLBACKS.get());
             }
             return assignment;
+        } catch (PartitionAssignorException e) {
+            throw e; // the group itself cannot be assigned (as with Kafka's own assignors): no fallback
         } catch (Exception e) {
             long count = FALLBACKS.incrementAndGet();
             if (IN_OUTAGE.compareAndSet(false, true)) {

@@ -3,6 +3,7 @@ package io.stickyd.kafka.bench;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.stickyd.kafka.StickydConsumerGroupAssignor;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -51,13 +52,20 @@ import org.apache.kafka.coordinator.group.modern.MemberSubscriptionAndAssignment
  *       and the figures are those of the settled assignment ({@code withheld}: partitions left out by
  *       the first answer; {@code follow_up_rebalances}, {@code follow_up_ms}: their number and time);
  *   <li>{@code uniform}, {@code range}: the KIP-848 group coordinator's built-in assignors, given the
- *       group as the coordinator holds it (current assignment per member, topic ids).
+ *       group as the coordinator holds it (current assignment per member, topic ids);
+ *   <li>{@code stickyd-plugin}: stickyd's own {@link StickydConsumerGroupAssignor} on that same group, asking
+ *       the stickyd service at {@code STICKYD_URL} within {@code STICKYD_TIMEOUT_MS} (half of it is the
+ *       solver's time limit): mapping, HTTP, solve, reading and checking the answer, all timed.
+ *       {@code fallbacks}: how many timed calls the uniform fallback answered (then the figures are
+ *       uniform's, not stickyd's).
  * </ul>
  *
  * Moves: partitions claimed by a current member (its {@code owned}) that end with another member, as
  * stickyd counts them. Loads count every partition a member ends with. The input is built outside the
- * timed call; {@code rounds} (third argument, default 1) runs each assignor that often on fresh inputs
- * and reports the fastest.
+ * timed call. Each assignor is first called {@code warm-ups} times (fourth argument, default 3) and
+ * those calls are not timed, so the JIT has compiled its hot paths (and stickyd's connection is open);
+ * then {@code rounds} (third argument, default 1) runs it that often on fresh inputs and reports the
+ * fastest.
  */
 public final class ConsumerAssignorBench {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -119,15 +127,18 @@ public final class ConsumerAssignorBench {
         long started = System.nanoTime();
         ConsumerAssignorBench bench = new ConsumerAssignorBench(JSON.readTree(Files.readAllBytes(Path.of(args[0]))));
         int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 1;
+        int warmUps = args.length > 3 ? Integer.parseInt(args[3]) : 3;
         ObjectNode out = JSON.createObjectNode();
         out.put("read_ms", (System.nanoTime() - started) / 1e6);
         for (String name : args[1].split(",")) {
             ObjectNode node = out.putObject(name);
+            node.put("warm_ups", warmUps);
             Answer answer = switch (name) {
-                case "sticky" -> bench.timed(node, rounds, () -> bench.clientSide(StickyAssignor::new, null, 0));
-                case "cooperative-sticky" -> bench.cooperative(node, rounds);
-                case "uniform" -> bench.timed(node, rounds, () -> bench.serverSide(new UniformAssignor()));
-                case "range" -> bench.timed(node, rounds, () -> bench.serverSide(new RangeAssignor()));
+                case "sticky" -> bench.timed(node, warmUps, rounds, () -> bench.clientSide(StickyAssignor::new, null, 0));
+                case "cooperative-sticky" -> bench.cooperative(node, warmUps, rounds);
+                case "uniform" -> bench.timed(node, warmUps, rounds, () -> bench.serverSide(new UniformAssignor()));
+                case "range" -> bench.timed(node, warmUps, rounds, () -> bench.serverSide(new RangeAssignor()));
+                case "stickyd-plugin" -> bench.stickyd(node, warmUps, rounds);
                 default -> throw new IllegalArgumentException("unknown assignor " + name);
             };
             bench.figures(answer, node);
@@ -135,8 +146,12 @@ public final class ConsumerAssignorBench {
         System.out.println(JSON.writeValueAsString(out));
     }
 
-    /** Runs `call` (which builds its input and times only the assignor) `rounds` times. */
-    private Answer timed(ObjectNode node, int rounds, Supplier<Run> call) {
+    /** Calls `call` `warmUps` times untimed, then runs it (it builds its input and times only the
+     *  assignor) `rounds` times. */
+    private Answer timed(ObjectNode node, int warmUps, int rounds, Supplier<Run> call) {
+        for (int w = 0; w < warmUps; w++) {
+            call.get();
+        }
         double best = Double.MAX_VALUE;
         Answer answer = null;
         for (int r = 0; r < rounds; r++) {
@@ -148,8 +163,21 @@ public final class ConsumerAssignorBench {
         return answer;
     }
 
-    private Answer cooperative(ObjectNode node, int rounds) {
-        Answer first = timed(node, rounds, () -> clientSide(CooperativeStickyAssignor::new, null, 0));
+    /** stickyd's KIP-848 assignor, configured from the environment as a broker without properties is. */
+    private Answer stickyd(ObjectNode node, int warmUps, int rounds) {
+        StickydConsumerGroupAssignor assignor = new StickydConsumerGroupAssignor();
+        assignor.configure(Map.of());
+        for (int w = 0; w < warmUps; w++) {
+            serverSide(assignor);
+        }
+        long fallbacks = StickydConsumerGroupAssignor.fallbacks();
+        Answer answer = timed(node, 0, rounds, () -> serverSide(assignor));
+        node.put("fallbacks", StickydConsumerGroupAssignor.fallbacks() - fallbacks);
+        return answer;
+    }
+
+    private Answer cooperative(ObjectNode node, int warmUps, int rounds) {
+        Answer first = timed(node, warmUps, rounds, () -> clientSide(CooperativeStickyAssignor::new, null, 0));
         node.put("withheld", count(first.owner(), -1));
         Answer settled = first;
         double followUpMs = 0;
