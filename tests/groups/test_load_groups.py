@@ -8,7 +8,9 @@ from typing import Any
 
 import httpx
 import pytest
+from typer.testing import CliRunner
 
+from stickyd.cli.main import app
 from tests.groups.conftest import ok, rebalance
 
 # docs/wire-format.md, balance `load`: L* = 450 (orders 0 alone on `big`); the claimed assignment's
@@ -87,3 +89,13 @@ def test_a_bad_load_value_is_422_naming_the_field(http: httpx.Client, change: di
     assert response.status_code == 422, response.text
     assert response.json()["field"] == field
     assert http.get("/v1/groups/load-bad").status_code == 404
+
+
+def test_the_groups_commands_show_the_bottleneck(http: httpx.Client) -> None:
+    ok(rebalance(http, "load-cli", -1, LOAD))
+    runner = CliRunner()
+    url = str(http.base_url).rstrip("/")
+    shown = runner.invoke(app, ["groups", "show", "load-cli", "--url", url], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0 and "bottleneck 470 (best >= 450)" in " ".join(shown.output.split())
+    history = runner.invoke(app, ["groups", "history", "load-cli", "--url", url], env={"COLUMNS": "200"})
+    assert history.exit_code == 0 and "470 (best >= 450)" in history.output
