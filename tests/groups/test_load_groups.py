@@ -81,6 +81,7 @@ def test_a_held_member_keeps_its_capacity(http: httpx.Client) -> None:
         ({"options": {"balance": "load", "load_tolerance": 2}}, "problem.options.load_tolerance"),
         ({"partition_weights": {"orders": [1, 2]}}, "problem.partition_weights.orders"),
         ({"partition_weights": {"payments": 3}}, "problem.partition_weights.payments"),
+        ({"partition_weights": "live"}, "problem.partition_weights"),
         ({"members": [{"id": "big", "topics": ["orders"], "capacity": 0}]}, "problem.members[0].capacity"),
     ],
 )

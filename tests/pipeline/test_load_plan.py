@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from pyspark.sql import SparkSession
 
+from stickyd.cli.child_service import ServiceProcess
 from stickyd.models import ConsumerProblem, parse
 from stickyd.pipeline.bottleneck import bottleneck_before
 from stickyd.pipeline.load_plan import LoadPlan, check_load_options
@@ -113,6 +114,14 @@ def test_a_fleet_planned_by_load_reports_the_bottleneck_before_and_after(
     assert stats["plain"]["load_after"] == 1.0 and pd.isna(stats["app"]["load_before"])
     report = (tmp_path / "out" / "report.md").read_text()
     assert "Load: the bottleneck before and after (2 groups" in report
+
+
+def test_the_service_mode_plans_by_load_as_the_executors_do(
+    spark: SparkSession, snapshot: Path, tmp_path: Path, service: ServiceProcess
+) -> None:
+    stats = planned(spark, snapshot, tmp_path / "out", weights="lag", service=service.url)
+    hot = stats["hot"]
+    assert (hot["load_before"], hot["load_after"], hot["moves"]) == (1000.0, 900.0, 1)
 
 
 def test_a_weights_file_entry_that_does_not_fit_rejects_its_group_naming_the_field(
