@@ -62,17 +62,21 @@ class LoadSettings:
     def weights(self, topics: Mapping[str, int]) -> dict[str, Any] | str | None:
         """This round's `partition_weights` for a problem of `topics` (None: send none)."""
         source = self.partition_weights
-        if source is None or source == LIVE:
-            return source  # type: ignore[return-value]
+        if isinstance(source, str):
+            return source  # "live", checked when built
+        given: object = source
         if callable(source):
             try:
-                source = source()
+                given = source()
             except Exception:  # noqa: BLE001 - a failing weights source must not fail the rebalance
                 log.warning("partition_weights source failed; this rebalance sends no weights", exc_info=True)
                 return None
-            if source is None:
-                return None
-        return fit_weights(source, topics)  # type: ignore[arg-type]
+        if given is None:
+            return None
+        if not isinstance(given, Mapping):
+            log.warning("partition_weights: expected a dict of topic -> weight(s), got %s", type(given).__name__)
+            return None
+        return fit_weights(given, topics)
 
 
 def fit_weights(given: TopicWeights, topics: Mapping[str, int]) -> dict[str, Any] | None:

@@ -63,6 +63,8 @@ def test_a_weights_callable_is_asked_every_rebalance_and_its_failure_sends_no_we
     assert first["options"] == {"strategy": "optimal", "balance": "load"}
     failing = consumer_problem(members, {"t": 3}.get, {}, settings)  # the iterator is spent: StopIteration
     assert "partition_weights" not in failing
+    not_a_dict = LoadSettings(balance="load", partition_weights=lambda: [1, 2, 3])  # type: ignore[arg-type,return-value]
+    assert "partition_weights" not in consumer_problem(members, {"t": 3}.get, {}, not_a_dict)
 
 
 class Cluster:
