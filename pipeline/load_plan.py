@@ -112,7 +112,8 @@ def check_load_options(balance: str | None, weights: str | None, metrics: bool, 
 
 def default_lag(snapshot: str) -> str:
     """`lag.jsonl` beside the snapshot, where `stickyd snapshot` writes it."""
-    return str(Path(snapshot).parent / "lag.jsonl")
+    folder, slash, _ = snapshot.rstrip("/").rpartition("/")  # a URL (hdfs://, s3a://) keeps its scheme
+    return f"{folder}{slash}lag.jsonl" if slash else "lag.jsonl"
 
 
 def _read_lag(spark: SparkSession, path: str | None) -> dict[str, dict[str, Any]]:

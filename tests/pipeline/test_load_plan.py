@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 from stickyd.cli.child_service import ServiceProcess
 from stickyd.models import ConsumerProblem, parse
 from stickyd.pipeline.bottleneck import bottleneck_before
-from stickyd.pipeline.load_plan import LoadPlan, check_load_options
+from stickyd.pipeline.load_plan import LoadPlan, check_load_options, default_lag
 from stickyd.pipeline.plan import PlanOptions, plan
 from stickyd.pipeline.preflight import InputError
 from stickyd.pipeline.spark import to_pandas
@@ -63,6 +63,13 @@ def test_the_plan_sets_balance_and_fits_rates_to_each_group() -> None:
     assert shaped["partition_weights"] == {"t": [900, 0, 3, 0]}
     from_file = LoadPlan("load", by_group={"hot": {"t": 7}}).apply("plain", PLAIN)
     assert "partition_weights" not in from_file and from_file["options"] == {"balance": "load"}
+
+
+def test_the_lag_is_looked_for_beside_the_snapshot() -> None:
+    assert default_lag("snap/fleet.jsonl") == "snap/lag.jsonl"
+    assert default_lag("s3a://bucket/snap/fleet.parquet/") == "s3a://bucket/snap/lag.jsonl"
+    assert default_lag("fleet.jsonl") == "lag.jsonl"
+    assert LoadPlan("per_topic").apply("g", PLAIN)["options"] == {"balance": "per_topic"}
 
 
 def test_the_bottleneck_before_is_what_the_members_own_now() -> None:
