@@ -89,7 +89,8 @@ def print_group(state: GroupState) -> None:
     table = Table(
         title=f"{state.kind} group {state.group_id}: generation {state.generation}",
         caption=f"grace {state.grace_ms} ms · {state.history} generations in history · "
-        f"updated {_when(state.updated_at)}",
+        f"updated {_when(state.updated_at)}"
+        + (f" · bottleneck {_bottleneck(state.stats)}" if _load(state.stats) else ""),
     )
     table.add_column("member")
     table.add_column("owns")
@@ -104,6 +105,21 @@ def print_group(state: GroupState) -> None:
     Console().print(table)
 
 
+def _load(stats: Any) -> dict[str, Any] | None:
+    """Balance `load`: the answer's `stats.load`, else None."""
+    load = stats.get("load") if isinstance(stats, dict) else None
+    return load if isinstance(load, dict) else None
+
+
+def _bottleneck(stats: Any) -> str:
+    """`470 (best >= 450)`: the largest weight per capacity, and the proven bound on the best."""
+    load = _load(stats)
+    if load is None:
+        return ""
+    bound = load.get("lower_bound")
+    return f"{load['max']:g}" + (f" (best >= {bound:g})" if bound is not None else "")
+
+
 @groups_app.command("history")
 def history_command(
     group: Annotated[str, typer.Argument(help="the group id")],
@@ -113,10 +129,13 @@ def history_command(
     """The group's retained generations, newest first."""
     history = _call(url, lambda c: c.group_history(group, limit))
     table = Table(title=f"history of {group}")
-    for column in ("generation", "at", "members", "moves", "solver", "newcomers", "departed", "held"):
+    weighed = any(_load(e.record.get("solution", {}).get("stats")) for e in history.generations)
+    columns = ("generation", "at", "members", "moves", "solver", "newcomers", "departed", "held")
+    for column in (*columns, "bottleneck") if weighed else columns:
         table.add_column(column, justify="right" if column in ("generation", "members", "moves") else "left")
     for entry in history.generations:
         record = entry.record
+        load = [_bottleneck(record.get("solution", {}).get("stats"))] if weighed else []
         table.add_row(
             str(entry.generation),
             _when(entry.created_at),
@@ -126,6 +145,7 @@ def history_command(
             ", ".join(record.get("newcomers", [])),
             ", ".join(record.get("departed", [])),
             ", ".join(h["id"] for h in record.get("held", [])),
+            *load,
         )
     Console().print(table)
 

@@ -26,6 +26,12 @@ class InputFormat(StrEnum):
     parquet = "parquet"
 
 
+class BalanceMode(StrEnum):
+    by_count = "count"
+    per_topic = "per_topic"
+    load = "load"
+
+
 class ReportFormat(StrEnum):
     md = "md"
     html = "html"
@@ -165,15 +171,26 @@ def plan(
     report: Annotated[ReportFormat, typer.Option(help="report as Markdown (+ PNG) or one HTML file")] = ReportFormat.md,
     concurrency: Annotated[int, typer.Option(min=1, help="--service: requests in flight")] = 4,
     batch_size: Annotated[int, typer.Option(min=1, help="--service: rows per batch")] = 64,
+    balance: Annotated[
+        BalanceMode | None, typer.Option(help="set options.balance of every consumer group", show_default=False)
+    ] = None,
+    weights: Annotated[
+        str | None,
+        typer.Option(help="--balance load: rate (--metrics bytes/s), lag (the snapshot's lag) or a JSON file"),
+    ] = None,
+    lag: Annotated[str | None, typer.Option(help="--weights lag: lag rows", show_default="lag.jsonl beside it")] = None,
     spark_log_level: LogLevel = SparkLogLevel.ERROR,
     spark_log: LogFile = None,
 ) -> None:
     """Solve every group of a fleet snapshot; write assignments, stats, errors and a report."""
     _need_spark()
+    from stickyd.pipeline.load_plan import check_load_options, default_lag
     from stickyd.pipeline.preflight import InputError, check_plan_inputs
 
+    lag = lag or (default_lag(snapshot) if weights == "lag" else None)
     try:  # before Spark starts: a wrong input is refused in about a second
         check_plan_inputs(snapshot, input_format.value, metrics, service)
+        check_load_options(balance.value if balance else None, weights, metrics is not None, lag)
     except InputError as error:
         _fail(str(error))
     session = _start_spark(master, spark_log_level, spark_log, out)
@@ -181,8 +198,9 @@ def plan(
     from stickyd.pipeline.plan import plan as run_plan
 
     options = PlanOptions(
-        snapshot, out, metrics, service, time_limit_ms, input_format.value, report.value, concurrency, batch_size
-    )
+        snapshot, out, metrics, service, time_limit_ms, input_format.value, report.value, concurrency, batch_size,
+        balance=balance.value if balance else None, weights=weights, lag=lag,
+    )  # fmt: skip
     try:
         with _TaskBar() as bar:
             summary = run_plan(session, options, say=_say, progress=bar)

@@ -12,6 +12,9 @@ it owns, kept per assignor instance; the group leader turns the members into a c
 falls back to an in-process solve under a short time limit (`stickyd.client.fallback`), logged once
 per outage and counted in `fallbacks`.
 
+`balance=`, `load_tolerance=`, `partition_weights=` and `capacity=` balance by load, as in the
+kafka-python assignor (`stickyd.client.assignor`).
+
 aiokafka runs `assign` on the leader's event loop, so the loop (and the leader's heartbeats) waits
 for it: keep `timeout_ms` plus the 200 ms fallback well under the group's session timeout.
 aiokafka tells an assignor no generation, so members report none (-1, KIP-341's "unknown").
@@ -29,6 +32,7 @@ from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment, Cons
 
 from stickyd.client.consumer_mapping import consumer_problem, encode_user_data, member_entry, sorted_parts
 from stickyd.client.fallback import Outage
+from stickyd.client.load_settings import LoadSettings, WeightsSource
 from stickyd.models import ConsumerSolution
 from stickyd.solvers.time_policy import ASSIGNOR_FALLBACK_TIME_LIMIT_MS, ASSIGNOR_TIME_LIMIT_MS, ASSIGNOR_TIMEOUT_MS
 
@@ -53,6 +57,10 @@ class StickydAssignor(AbstractPartitionAssignor):
         time_limit_ms: int = ASSIGNOR_TIME_LIMIT_MS,
         fallback_time_limit_ms: int = ASSIGNOR_FALLBACK_TIME_LIMIT_MS,
         rack: str | None = None,
+        balance: str | None = None,
+        load_tolerance: float | None = None,
+        partition_weights: WeightsSource = None,
+        capacity: int | None = None,
     ) -> None:
         self.url = url
         self.timeout_ms = timeout_ms
@@ -60,6 +68,7 @@ class StickydAssignor(AbstractPartitionAssignor):
         self.time_limit_ms = time_limit_ms
         self.fallback_time_limit_ms = fallback_time_limit_ms
         self.rack = rack
+        self.load = LoadSettings(balance, load_tolerance, partition_weights, capacity)
         self.owned: dict[str, list[int]] = {}
         self.last_solution: ConsumerSolution | None = None
         self.outage = Outage(log)
@@ -74,7 +83,7 @@ class StickydAssignor(AbstractPartitionAssignor):
         with self._lock:
             owned = dict(self.owned)
         return ConsumerProtocolMemberMetadata(
-            PROTOCOL_VERSION, sorted(topics), encode_user_data(owned, UNKNOWN_GENERATION, self.rack)
+            PROTOCOL_VERSION, sorted(topics), encode_user_data(owned, UNKNOWN_GENERATION, self.rack, self.load.capacity)
         )
 
     def on_assignment(self, assignment: ConsumerProtocolMemberAssignment) -> None:  # type: ignore[override]
@@ -89,7 +98,7 @@ class StickydAssignor(AbstractPartitionAssignor):
     ) -> dict[str, ConsumerProtocolMemberAssignment]:
         entries = [member_entry(mid, meta.subscription, meta.user_data) for mid, meta in sorted(members.items())]
         options = {"strategy": self.strategy, "time_limit_ms": self.time_limit_ms, "protocol": "eager"}
-        problem = consumer_problem(entries, lambda topic: _partition_count(cluster, topic), options)
+        problem = consumer_problem(entries, lambda topic: _partition_count(cluster, topic), options, self.load)
         solution = self.outage.ask(self.url, problem, self.timeout_ms / 1000, self.fallback_time_limit_ms)
         self.last_solution = solution
         return {

@@ -12,6 +12,12 @@ contract problem, asks the service, and turns the answer into Kafka assignments.
 service is unreachable, slow or answers an error, the leader solves in-process under a short
 time limit, logs once per outage, and counts it (`fallbacks`).
 
+Balance by load (docs/wire-format.md, "What balanced means"): `balance="load"`,
+`load_tolerance=`, `partition_weights=` (a dict of topic -> weight(s), a callable returning one
+per rebalance, or "live") and `capacity=` (this member's; its user data carries it, so the leader
+puts every member's in the request). The leader's in-process fallback solves the same request
+(`stickyd.client.load_settings` says how weights are made to fit a round).
+
 `CooperativeStickydAssignor` (KIP-429) hands over in two rounds: partitions that change owner
 are first revoked by their owner and only assigned in the follow-up rebalance, exactly as the
 contract's `revoke`/`target` describe.
@@ -34,6 +40,7 @@ from stickyd.client.consumer_mapping import (
     sorted_parts,
 )
 from stickyd.client.fallback import Outage
+from stickyd.client.load_settings import LoadSettings, WeightsSource
 from stickyd.models import ConsumerSolution
 from stickyd.solvers.time_policy import ASSIGNOR_FALLBACK_TIME_LIMIT_MS, ASSIGNOR_TIME_LIMIT_MS, ASSIGNOR_TIMEOUT_MS
 
@@ -59,6 +66,10 @@ class StickydAssignor(AbstractPartitionAssignor):
         time_limit_ms: int = ASSIGNOR_TIME_LIMIT_MS,
         fallback_time_limit_ms: int = ASSIGNOR_FALLBACK_TIME_LIMIT_MS,
         rack: str | None = None,
+        balance: str | None = None,
+        load_tolerance: float | None = None,
+        partition_weights: WeightsSource = None,
+        capacity: int | None = None,
     ) -> None:
         self.url = url
         self.timeout_ms = timeout_ms
@@ -66,6 +77,7 @@ class StickydAssignor(AbstractPartitionAssignor):
         self.time_limit_ms = time_limit_ms
         self.fallback_time_limit_ms = fallback_time_limit_ms
         self.rack = rack
+        self.load = LoadSettings(balance, load_tolerance, partition_weights, capacity)
         # per-instance state (KIP-341): what this member owns and since which generation
         self.owned: dict[str, list[int]] = {}
         self.generation = -1
@@ -88,7 +100,7 @@ class StickydAssignor(AbstractPartitionAssignor):
         return ConsumerProtocolSubscription(
             version=SUBSCRIPTION_VERSION,
             topics=sorted(topics),
-            user_data=encode_user_data(owned, generation, self.rack),
+            user_data=encode_user_data(owned, generation, self.rack, self.load.capacity),
             owned_partitions=[sub_tp(topic=t, partitions=sorted(p)) for t, p in sorted(owned.items())],
         )
 
@@ -108,7 +120,7 @@ class StickydAssignor(AbstractPartitionAssignor):
             owned = {tp.topic: list(tp.partitions) for tp in getattr(metadata, "owned_partitions", None) or ()}
             entries.append(member_entry(member.member_id, metadata.topics, metadata.user_data, owned))
         options = {"strategy": self.strategy, "time_limit_ms": self.time_limit_ms, "protocol": self.protocol}
-        return consumer_problem(entries, lambda topic: _partition_count(cluster, topic), options)
+        return consumer_problem(entries, lambda topic: _partition_count(cluster, topic), options, self.load)
 
     def assign(self, cluster: Any, members: list[Any]) -> dict[str, ConsumerProtocolAssignment]:
         problem = self.problem(cluster, members)

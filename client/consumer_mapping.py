@@ -12,13 +12,23 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from stickyd.client.load_settings import LoadSettings
+from stickyd.models.consumer.weights import MAX_CAPACITY
+
 log = logging.getLogger(__name__)
 
 USER_DATA_VERSION = 1
+NO_LOAD = LoadSettings()
 
 
-def encode_user_data(owned: Mapping[str, Sequence[int]], generation: int, rack: str | None) -> bytes:
-    return json.dumps({"v": USER_DATA_VERSION, "owned": dict(owned), "generation": generation, "rack": rack}).encode()
+def encode_user_data(
+    owned: Mapping[str, Sequence[int]], generation: int, rack: str | None, capacity: int | None = None
+) -> bytes:
+    """The member's user data; `capacity` only when the member has one (balance `load`)."""
+    data: dict[str, Any] = {"v": USER_DATA_VERSION, "owned": dict(owned), "generation": generation, "rack": rack}
+    if capacity is not None:
+        data["capacity"] = capacity
+    return json.dumps(data).encode()
 
 
 def decode_user_data(raw: bytes | None) -> dict[str, Any]:
@@ -40,7 +50,7 @@ def member_entry(
     owned_partitions: Mapping[str, Sequence[int]] | None = None,
 ) -> dict[str, Any]:
     """One contract member: its subscription, what its user data says it owns (else the
-    subscription's own `owned_partitions`, KIP-429), its generation and rack when reported."""
+    subscription's own `owned_partitions`, KIP-429), its generation, rack and capacity when reported."""
     data = decode_user_data(user_data)
     owned = data.get("owned")
     if not isinstance(owned, dict):
@@ -50,21 +60,32 @@ def member_entry(
         entry["generation"] = data["generation"]
     if isinstance(data.get("rack"), str) and data["rack"]:
         entry["rack"] = data["rack"]
+    capacity = data.get("capacity")
+    if isinstance(capacity, int) and not isinstance(capacity, bool) and 1 <= capacity <= MAX_CAPACITY:
+        entry["capacity"] = capacity
     return entry
 
 
 def consumer_problem(
-    members: Sequence[dict[str, Any]], partition_count: Callable[[str], int | None], options: dict[str, Any]
+    members: Sequence[dict[str, Any]],
+    partition_count: Callable[[str], int | None],
+    options: dict[str, Any],
+    load: LoadSettings = NO_LOAD,
 ) -> dict[str, Any]:
     """The contract problem: `members` from `member_entry`, partition counts of every subscribed
-    topic the client's metadata knows (`partition_count` returns None for an unknown topic)."""
+    topic the client's metadata knows (`partition_count` returns None for an unknown topic), and
+    what `load` adds: `options.balance`, `options.load_tolerance`, this round's `partition_weights`."""
     topics: dict[str, int] = {}
     for member in members:
         for topic in member["topics"]:
             count = partition_count(topic)
             if count is not None:
                 topics[topic] = count
-    return {"topics": topics, "members": list(members), "options": options}
+    problem: dict[str, Any] = {"topics": topics, "members": list(members), "options": {**options, **load.options()}}
+    weights = load.weights(topics)
+    if weights is not None:
+        problem["partition_weights"] = weights
+    return problem
 
 
 def sorted_parts(parts: Mapping[str, Sequence[int]]) -> list[tuple[str, list[int]]]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from stickyd.client.http import StickydClient
 from stickyd.models import ConsumerSolution
+from stickyd.models.consumer.weights import LIVE
 from stickyd.solvers import solve_consumer
 
 
@@ -23,6 +24,8 @@ def assign_consumer_or_solve(
     """(the service's answer, None), or (the in-process answer, why the service was not used).
 
     `fallback_time_limit_ms` replaces the problem's limit for the in-process solve.
+    `partition_weights: "live"` is the service's measurement; in-process there is none, so the
+    local solve goes without weights (every partition weighs the same).
     """
     try:
         with StickydClient(url, timeout=timeout_s, retries=1) as client:
@@ -31,6 +34,8 @@ def assign_consumer_or_solve(
         local = problem
         if fallback_time_limit_ms is not None:
             local = {**problem, "options": {**problem.get("options", {}), "time_limit_ms": fallback_time_limit_ms}}
+        if local.get("partition_weights") == LIVE:
+            local = {k: v for k, v in local.items() if k != "partition_weights"}
         return solve_consumer(local), error
 
 

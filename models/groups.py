@@ -84,7 +84,7 @@ class GroupState(BaseModel):
     created_at: float
     updated_at: float
     members: dict[str, Any]
-    """the last round's members: subscriptions (consumer) or capacity/rack (streams)."""
+    """the last round's members: subscriptions, racks and capacities (consumer) or capacity/rack (streams)."""
     assignment: dict[str, Any]
     target: dict[str, Any] | None
     leaving: list[LeavingMember]

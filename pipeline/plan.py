@@ -3,7 +3,9 @@
 Outputs, under `--out`:
     assignments/   Parquet: group_id, member, topic, partition, role
     stats/         Parquet: one row per solved group (moves, balance, solver, optimal, fallback, time,
-                   limited_by: what keeps it from a proven, balanced optimum, in words)
+                   limited_by: what keeps it from a proven, balanced optimum, in words; with
+                   --balance load, the bottleneck before and after: load_before, load_after,
+                   load_lower_bound)
     errors/        JSON lines: every rejected row with its line number, group_id, field, reason and raw text
     member_traffic/ Parquet (with --metrics): group_id, member, partitions, rates and share of bytes/s
 
@@ -25,6 +27,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from stickyd.pipeline.inputs import read_metrics, read_rows
+from stickyd.pipeline.load_plan import LoadPlan, default_lag, load_plan
 from stickyd.pipeline.outcomes import split_results
 from stickyd.pipeline.preflight import FLEET_COLUMNS, check_plan_inputs, input_format
 from stickyd.pipeline.report import fleet_chart, plan_sections, write_report
@@ -50,6 +53,12 @@ class PlanOptions:
     concurrency: int = 4
     batch_size: int = 64
     partitions: int | None = None
+    balance: str | None = None
+    """sets `options.balance` of every consumer group (count, per_topic, load)."""
+    weights: str | None = None
+    """with balance load: rate, lag or a JSON file (stickyd.pipeline.load_plan)."""
+    lag: str | None = None
+    """`--weights lag`: the snapshot's lag.jsonl (default: beside the snapshot)."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +90,9 @@ def plan(
     with watching_tasks(spark, progress) if progress is not None else nullcontext():
         metrics = None if options.metrics is None else read_metrics(spark, options.metrics)
         rows = read_rows(spark, options.snapshot, options.input_format, FLEET_COLUMNS, "snapshot")
-        split = split_results(_solve(spark, rows, options, say), options.out, ("group_id", "kind"))
+        lag = options.lag or (default_lag(options.snapshot) if options.weights == "lag" else None)
+        shaping = load_plan(spark, options.balance, options.weights, metrics, lag)
+        split = split_results(_solve(spark, rows, options, shaping, say), options.out, ("group_id", "kind"))
         say(f"solved {split.total} rows in {time.monotonic() - started:.1f} s")
         stats = split.good.drop("assignment")
         assignments = split.good.select("group_id", F.explode("assignment").alias("a")).select(
@@ -116,12 +127,17 @@ def plan(
     return PlanSummary(split.total, len(stats_local), len(split.errors), wall, report, first)
 
 
-def _solve(spark: SparkSession, rows: DataFrame, options: PlanOptions, say: Callable[[str], None]) -> DataFrame:
+def _solve(
+    spark: SparkSession, rows: DataFrame, options: PlanOptions, shaping: LoadPlan, say: Callable[[str], None]
+) -> DataFrame:
     limit = options.time_limit_ms
+    shape = shaping.apply if shaping.balance is not None else None
+    if options.balance is not None:
+        say(f"balance {options.balance}" + (f", weights from {options.weights}" if options.weights else ""))
     if options.service is None:
         slices = options.partitions or 4 * parallelism(spark)
         say(f"solving in the executors ({slices} slices, {parallelism(spark)} cores)")
-        return rows.repartition(slices).mapInPandas(lambda frames: solve_frames(frames, limit), RESULT_SCHEMA)
+        return rows.repartition(slices).mapInPandas(lambda frames: solve_frames(frames, limit, shape), RESULT_SCHEMA)
     say(f"solving through {options.service} from the driver")
     count = [0]
 
@@ -135,7 +151,7 @@ def _solve(spark: SparkSession, rows: DataFrame, options: PlanOptions, say: Call
         r.record()
         for r in solve_over_http(
             lines, options.service, limit, concurrency=options.concurrency, batch_size=options.batch_size,
-            progress=progress,
+            progress=progress, shape=shape,
         )
     ]  # fmt: skip
     tuples = [tuple(record[f] for f in RESULT_FIELDS) for record in records]

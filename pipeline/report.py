@@ -88,6 +88,8 @@ def plan_sections(
         columns = ["group_id", "kind", "members", "partitions", "moves", "owned", "balance", "solver"]
         sections.append(("Groups that move most", top[columns]))
         sections.append(limited_groups(stats))
+        if "load_before" in stats and stats["load_before"].notna().any():
+            sections.append(load_groups(stats))
     if traffic is not None:
         worst = traffic.dropna(subset=["skew"]).sort_values("skew", ascending=False).head(10)
         columns = ["group_id", "member", "partitions", "bytes_per_s", "share", "skew"]
@@ -97,6 +99,20 @@ def plan_sections(
 
 
 LIMITED_SHOWN = 50
+
+
+def load_groups(stats: pd.DataFrame) -> Section:
+    """Balance `load`: per group the bottleneck (largest weight / capacity) before and after, and
+    the moves, the groups whose bottleneck falls most first."""
+    weighed = stats[stats["load_before"].notna()].copy()
+    weighed["fell_by"] = weighed["load_before"] - weighed["load_after"]
+    weighed = weighed.sort_values(["fell_by", "group_id"], ascending=[False, True])
+    shown = weighed.head(LIMITED_SHOWN)
+    heading = f"Load: the bottleneck before and after ({len(weighed)} groups; all in stats/" + (
+        f"; the {LIMITED_SHOWN} whose bottleneck falls most shown)" if len(weighed) > LIMITED_SHOWN else ")"
+    )
+    columns = ["group_id", "members", "load_before", "load_after", "load_lower_bound", "moves"]
+    return heading, shown[columns]
 
 
 def limited_groups(stats: pd.DataFrame) -> Section:

@@ -9,21 +9,24 @@ the two modes can only differ in who solved.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from stickyd.models import ConsumerProblem, ConsumerSolution, ProblemError, parse
 from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
+from stickyd.pipeline.bottleneck import bottleneck_before
 from stickyd.pipeline.explain import consumer_limit, streams_limit
 
 Kind = Literal["consumer", "streams"]
+Shape = Callable[[str, dict[str, Any]], dict[str, Any]]
 KINDS: tuple[Kind, ...] = ("consumer", "streams")
 
 RESULT_SCHEMA = (
     "row long, group_id string, kind string, ok boolean, error_field string, error_reason string, raw string, "
     "strategy string, solver string, optimal boolean, fallback boolean, moves long, standby_moves long, "
     "owned long, members long, partitions long, min_load long, max_load long, balance long, time_ms double, "
-    "warnings string, limited_by string, "
+    "warnings string, limited_by string, load_before double, load_after double, load_lower_bound double, "
     "assignment array<struct<member:string,topic:string,partition:long,role:string>>"
 )
 """Spark DDL of a `Result`, one per fleet row."""
@@ -69,6 +72,12 @@ class Result:
     warnings: str | None = None
     limited_by: str | None = None
     """What keeps the group from a proven, balanced optimum, in words (`stickyd.pipeline.explain`); empty if nothing."""
+    load_before: float | None = None
+    """balance `load`: the largest normalized load of what the members owned before (`stickyd.pipeline.bottleneck`)."""
+    load_after: float | None = None
+    """balance `load`: the answer's (`stats.load.max`)."""
+    load_lower_bound: float | None = None
+    """balance `load`: a proven lower bound on the best bottleneck (`stats.load.lower_bound`)."""
     assignment: list[dict[str, Any]] = field(default_factory=list)
 
     def record(self) -> dict[str, Any]:
@@ -88,11 +97,12 @@ class RowError(ValueError):
         )
 
 
-def parse_row(row: int, raw: str, time_limit_ms: int | None = None) -> FleetRow:
+def parse_row(row: int, raw: str, time_limit_ms: int | None = None, shape: Shape | None = None) -> FleetRow:
     """Check one JSON line of a fleet snapshot; raises RowError naming the field.
 
     `time_limit_ms` fills `options.time_limit_ms` where the problem sets none, so the
-    in-process and `--service` modes solve under the same limit.
+    in-process and `--service` modes solve under the same limit. `shape` (group_id, problem) ->
+    problem sets what a plan asks of every consumer group (`stickyd.pipeline.load_plan`).
     """
     try:
         data = json.loads(raw)
@@ -123,6 +133,8 @@ def parse_row(row: int, raw: str, time_limit_ms: int | None = None) -> FleetRow:
             problem = {**problem, "options": {**options, "time_limit_ms": time_limit_ms}}
         elif options is None:
             problem = {**problem, "options": {"time_limit_ms": time_limit_ms}}
+    if shape is not None and kind == "consumer":
+        problem = shape(named, problem)
     try:
         parsed: ConsumerProblem | StreamsProblem = (
             parse(ConsumerProblem, problem) if kind == "consumer" else parse(StreamsProblem, problem)
@@ -142,6 +154,7 @@ def consumer_result(fleet_row: FleetRow, solution: ConsumerSolution) -> Result:
     problem = fleet_row.problem
     assert isinstance(problem, ConsumerProblem)
     final = solution.target if solution.target is not None else solution.assignment
+    before, after, bound = _load_figures(problem, solution)
     rows = [
         {"member": member, "topic": topic, "partition": p, "role": "active"}
         for member, topics in final.items()
@@ -161,7 +174,16 @@ def consumer_result(fleet_row: FleetRow, solution: ConsumerSolution) -> Result:
         partitions=sum(problem.topics.values()), min_load=s.min_load, max_load=s.max_load,
         balance=s.max_load - s.min_load, time_ms=s.time_ms, warnings="; ".join(s.warnings),
         limited_by=consumer_limit(problem, solution), assignment=rows,
+        load_before=before, load_after=after, load_lower_bound=bound,
     )  # fmt: skip
+
+
+def _load_figures(problem: ConsumerProblem, solution: ConsumerSolution) -> tuple[float | None, ...]:
+    """Balance `load`: the bottleneck before and after, and the proven bound on the best one."""
+    load = solution.stats.load
+    if load is None:
+        return None, None, None
+    return bottleneck_before(problem), load.max, load.lower_bound
 
 
 def streams_result(fleet_row: FleetRow, solution: StreamsSolution) -> Result:

@@ -11,7 +11,7 @@ from stickyd.client.http import StickydClient, StickydError
 from stickyd.models import ConsumerProblem
 from stickyd.pipeline.outcomes import records_per_row
 from stickyd.pipeline.preflight import ServiceUnavailable
-from stickyd.pipeline.rows import FleetRow, Result, RowError, consumer_result, parse_row, streams_result
+from stickyd.pipeline.rows import FleetRow, Result, RowError, Shape, consumer_result, parse_row, streams_result
 from stickyd.solvers import solve_consumer, solve_streams
 
 if TYPE_CHECKING:
@@ -23,10 +23,10 @@ RESULT_FIELDS = tuple(Result.__dataclass_fields__)
 __all__ = ["RESULT_FIELDS", "ServiceUnavailable", "solve_frames", "solve_line", "solve_over_http"]
 
 
-def solve_line(row: int, raw: str, time_limit_ms: int | None) -> Result:
+def solve_line(row: int, raw: str, time_limit_ms: int | None, shape: Shape | None = None) -> Result:
     """Parse and solve one fleet row in this process; a bad row becomes an error result."""
     try:
-        fleet_row = parse_row(row, raw, time_limit_ms)
+        fleet_row = parse_row(row, raw, time_limit_ms, shape)
     except RowError as error:
         return error.result()
     try:
@@ -39,9 +39,13 @@ def solve_line(row: int, raw: str, time_limit_ms: int | None) -> Result:
         return RowError(row, fleet_row.group_id, fleet_row.kind, "problem", f"solver failed: {error}", raw).result()
 
 
-def solve_frames(frames: Iterator[pd.DataFrame], time_limit_ms: int | None) -> Iterator[pd.DataFrame]:
+def solve_frames(
+    frames: Iterator[pd.DataFrame], time_limit_ms: int | None, shape: Shape | None = None
+) -> Iterator[pd.DataFrame]:
     """`mapInPandas` body: (row, value) frames in, RESULT_SCHEMA frames out."""
-    return records_per_row(frames, lambda row, raw: [solve_line(row, raw, time_limit_ms).record()], RESULT_FIELDS)
+    return records_per_row(
+        frames, lambda row, raw: [solve_line(row, raw, time_limit_ms, shape).record()], RESULT_FIELDS
+    )
 
 
 def solve_over_http(
@@ -53,6 +57,7 @@ def solve_over_http(
     batch_size: int = 64,
     timeout_s: float = 120.0,
     progress: Callable[[int], None] | None = None,
+    shape: Shape | None = None,
 ) -> Iterator[Result]:
     """The driver asks a running `stickyd serve` for every row, `batch_size` rows at a time.
 
@@ -70,10 +75,10 @@ def solve_over_http(
             for item in lines:
                 batch.append(item)
                 if len(batch) >= batch_size:
-                    yield from _http_batch(executor, clients, batch, time_limit_ms, progress)
+                    yield from _http_batch(executor, clients, batch, time_limit_ms, progress, shape)
                     batch = []
             if batch:
-                yield from _http_batch(executor, clients, batch, time_limit_ms, progress)
+                yield from _http_batch(executor, clients, batch, time_limit_ms, progress, shape)
     finally:
         for client in clients:
             client.close()
@@ -85,9 +90,10 @@ def _http_batch(
     batch: list[tuple[int, str]],
     time_limit_ms: int | None,
     progress: Callable[[int], None] | None,
+    shape: Shape | None,
 ) -> list[Result]:
     jobs = [
-        executor.submit(_ask_service, clients[i % len(clients)], row, raw, time_limit_ms)
+        executor.submit(_ask_service, clients[i % len(clients)], row, raw, time_limit_ms, shape)
         for i, (row, raw) in enumerate(batch)
     ]
     results = [job.result() for job in jobs]
@@ -96,9 +102,9 @@ def _http_batch(
     return results
 
 
-def _ask_service(client: StickydClient, row: int, raw: str, time_limit_ms: int | None) -> Result:
+def _ask_service(client: StickydClient, row: int, raw: str, time_limit_ms: int | None, shape: Shape | None) -> Result:
     try:
-        fleet_row = parse_row(row, raw, time_limit_ms)
+        fleet_row = parse_row(row, raw, time_limit_ms, shape)
     except RowError as error:
         return error.result()
     try:

@@ -1,10 +1,11 @@
 """A consumer group's rebalance with memory: the stored assignment filled in as `owned`, lost
-members held for their grace, leaving members drained.
+members held for their grace, leaving members drained. `options` (`balance`, `load_tolerance`),
+`partition_weights` and members' `capacity` go to the solve as the caller sent them.
 
 - A member whose `owned` is left out owns what the last generation gave it (a member returning
   within its grace: what was held for it), at that generation.
-- A member held in grace takes part in the solve under its own id with its last subscription and
-  partitions, so it keeps them (balance permitting); what it gets is reported as `held` and given
+- A member held in grace takes part in the solve under its own id with its last subscription,
+  capacity and partitions, so it keeps them (balance permitting); what it gets is reported as `held` and given
   to nobody else this round.
 - A leaving member is solved with no subscription: it gets nothing new, and what it owns goes to
   others (under the cooperative protocol the solver revokes it first and hands it over in the
@@ -43,7 +44,7 @@ def prepare_consumer(
             members.append(entry)
             continue
         member = dict(entry)
-        subscriptions[member["id"]] = {"topics": member.get("topics", []), "rack": member.get("rack")}
+        subscriptions[member["id"]] = _subscription(member)
         if "owned" not in member:
             owned = lost[member["id"]]["owned"] if member["id"] in lost else assignment.get(member["id"])
             if owned:
@@ -54,14 +55,24 @@ def prepare_consumer(
         members.append(member)
     for member_id, held in roster.held.items():
         phantom: dict[str, Any] = {"id": member_id, "topics": held["member"].get("topics", [])}
-        if held["member"].get("rack"):
-            phantom["rack"] = held["member"]["rack"]
+        for key in ("rack", "capacity"):
+            if held["member"].get(key) is not None:
+                phantom[key] = held["member"][key]
         if held["owned"]:
             phantom |= {"owned": held["owned"], "generation": generation}
         members.append(phantom)
     if isinstance(problem.get("members"), list):
         solve["members"] = members
     return ConsumerRound(problem=solve, roster=roster, subscriptions=subscriptions)
+
+
+def _subscription(member: dict[str, Any]) -> dict[str, Any]:
+    """What is remembered of a member: its topics and rack, and its capacity when it gave one
+    (a member held in grace is solved with it, so balance `load` weighs it as before)."""
+    kept = {"topics": member.get("topics", []), "rack": member.get("rack")}
+    if member.get("capacity") is not None:
+        kept["capacity"] = member["capacity"]
+    return kept
 
 
 def finish_consumer(

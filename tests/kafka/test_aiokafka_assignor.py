@@ -1,7 +1,7 @@
 """stickyd.client.aiokafka_assignor.StickydAssignor with real aiokafka consumers (classic protocol,
 eager) on the session's Apache Kafka broker: the group settles through a real `stickyd serve`,
-keeps what it can when a member leaves, and settles through the in-process fallback when the
-service is down."""
+keeps what it can when a member leaves, balances by capacity when asked, and settles through the
+in-process fallback when the service is down."""
 
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ _names = itertools.count()
 class Member:
     """One aiokafka consumer in the group, fetching on its own task so that it keeps rebalancing."""
 
-    def __init__(self, bootstrap: str, topic: str, group: str, url: str) -> None:
-        self.assignor = StickydAssignor(url=url, timeout_ms=2000)
+    def __init__(self, bootstrap: str, topic: str, group: str, url: str, **settings: Any) -> None:
+        self.assignor = StickydAssignor(url=url, timeout_ms=2000, **settings)
         self.consumer = AIOKafkaConsumer(
             topic,
             bootstrap_servers=bootstrap,
@@ -123,6 +123,34 @@ def test_aiokafka_group_settles_through_stickyd_and_a_leave_moves_only_the_leave
             for member in members:
                 assert had[id(member)] <= member.owned(), (had[id(member)], member.owned())
             assert sum(m.assignor.fallbacks for m in members) == 0
+        finally:
+            for member in members:
+                await member.stop()
+
+    run(scenario)
+
+
+def test_aiokafka_group_balances_by_capacity_through_stickyd(
+    apache_kafka: ApacheKafka, service: ServiceProcess
+) -> None:
+    """Balance `load` with no weights: the member of capacity 2 (carried in its user data) takes
+    twice the partitions of the member of capacity 1, on the service's answer."""
+
+    async def scenario() -> None:
+        topic = await create_topic(apache_kafka.bootstrap)
+        group = f"group-{topic}"
+        members = [
+            Member(apache_kafka.bootstrap, topic, group, service.url, balance="load", capacity=capacity)
+            for capacity in (2, 1)
+        ]
+        try:
+            for member in members:
+                await member.start()
+            await settle(members, [2, 4])
+            assert len(members[0].owned()) == 4
+            assert sum(m.assignor.fallbacks for m in members) == 0
+            solution = next(m.assignor.last_solution for m in members if m.assignor.last_solution is not None)
+            assert solution.stats.load is not None
         finally:
             for member in members:
                 await member.stop()

@@ -182,3 +182,24 @@ def test_rebalance_completes_when_the_service_is_gone(broker: str, topic: str, s
     finally:
         _close(members)
         relay.close()
+
+
+def test_a_group_balanced_by_load_isolates_the_hot_partition(broker: str, topic: str, service: ServiceProcess) -> None:
+    """Weights from a callable (read by whichever member leads): partition 0 weighs as much as the
+    other eleven together, so the best bottleneck puts it alone on one member."""
+    weights = [11] + [1] * (PARTITIONS - 1)
+
+    def assignor() -> StickydAssignor:
+        return StickydAssignor(
+            url=service.url, balance="load", load_tolerance=0, partition_weights=lambda: {topic: weights}
+        )
+
+    members = [Member(broker, topic, f"group-{topic}", f"m{i}", assignor()) for i in range(2)]
+    try:
+        wait_until(
+            lambda: sorted(sorted(m.owned()) for m in members) == [[0], list(range(1, PARTITIONS))],
+            what="partition 0 alone",
+        )
+        assert sum(m.assignor.fallbacks for m in members) == 0
+    finally:
+        _close(members)

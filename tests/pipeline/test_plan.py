@@ -17,10 +17,14 @@ from stickyd.pipeline.rows import consumer_result, parse_row, streams_result
 from stickyd.pipeline.solving import ServiceUnavailable
 from stickyd.pipeline.spark import to_pandas
 from stickyd.solvers import solve_consumer, solve_streams
-from tests.pipeline.conftest import BAD_ROWS
+from tests.pipeline.conftest import BAD_ROWS, SMALL_FLEET, contract_rows
 
 STATS = ["group_id", "kind", "strategy", "solver", "optimal", "fallback", "moves", "standby_moves", "owned",
          "members", "partitions", "min_load", "max_load", "balance"]  # fmt: skip
+
+
+SOLVED = SMALL_FLEET.groups + len(contract_rows())
+"""the generated groups and the contract's examples; the malformed rows are rejected."""
 
 
 def direct_answers(fleet: Path, limit_ms: int) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -62,7 +66,7 @@ def test_executor_plan_equals_direct_solver_calls(spark: SparkSession, fleet_fil
     """Every group solved in the executors gets exactly what solve_consumer/solve_streams give it."""
     stats, assignments, _ = read_outputs(spark, in_process)
     want_stats, want_rows = direct_answers(fleet_file, 10_000)
-    assert len(stats) == len(want_stats) == 40 + 7
+    assert len(stats) == len(want_stats) == SOLVED
     pd.testing.assert_frame_equal(sorted_frame(stats, ["group_id"]), sorted_frame(want_stats, ["group_id"]))
     keys = ["group_id", "member", "topic", "partition", "role"]
     pd.testing.assert_frame_equal(sorted_frame(assignments[keys], keys), sorted_frame(want_rows[keys], keys))
@@ -80,7 +84,7 @@ def test_malformed_rows_land_in_errors_with_their_reason(spark: SparkSession, in
 
 def test_report_has_chart_and_fleet_totals(in_process: Path) -> None:
     report = (in_process / "report.md").read_text()
-    assert "- rows rejected: 5" in report and "- groups solved: 47" in report
+    assert "- rows rejected: 5" in report and f"- groups solved: {SOLVED}" in report
     assert (in_process / "plan.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # rejected rows by line number; a row without a group says so (never `None`)
     assert "| line | group_id | field | reason |" in report
@@ -116,7 +120,7 @@ def test_service_mode_gives_the_same_answers(
         PlanOptions(snapshot=str(fleet_file), out=tmp_path, service=service.url, time_limit_ms=10_000,
                     batch_size=8, report_format="html"),
     )  # fmt: skip
-    assert (summary.solved, summary.rejected) == (47, 5)
+    assert (summary.solved, summary.rejected) == (SOLVED, 5)
     assert summary.first_rejected == (
         "line 6 (dup): problem.members[1].id: duplicate member id 'x' (also members[0])",
         "line 7 (no group_id): row: not valid JSON (Expecting value at column 1)",
