@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from stickyd.models.fallback_cause import FallbackCause
+from stickyd.solvers.errors import InvalidAnswer, SolverFailure, SolveTimeout
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -21,3 +22,10 @@ class Outcome:
     @property
     def fallback(self) -> bool:
         return self.fallback_cause is not None
+
+
+def cause_of(reason: SolveTimeout | SolverFailure) -> FallbackCause:
+    """Why the fallback answers, from what stopped the optimal solver."""
+    if isinstance(reason, SolveTimeout):
+        return FallbackCause.SOLVER_TIME_LIMIT
+    return FallbackCause.INVALID_ANSWER if isinstance(reason, InvalidAnswer) else FallbackCause.SOLVER_ERROR

@@ -35,7 +35,7 @@ from stickyd.solvers.consumer.range_roundrobin import solve_range, solve_roundro
 from stickyd.solvers.consumer.result import build_solution
 from stickyd.solvers.consumer.small.solve import fits, solve_tiny
 from stickyd.solvers.errors import SolverFailure, SolveTimeout
-from stickyd.solvers.outcome import Outcome
+from stickyd.solvers.outcome import Outcome, cause_of
 from stickyd.solvers.time_policy import (
     ANSWER_S_PER_PARTITION,
     CONSUMER_ANSWER_S_FIXED,
@@ -182,10 +182,8 @@ def _optimal_or_fallback(
             return split.owners, PROVEN_BY_FLOW
         owners = solve_cpsat(index, classes, max_imbalance=options.max_imbalance, deadline=deadline, split=split)
         return owners, Outcome(strategy="optimal", solver="cp-sat", optimal=True)
-    except SolveTimeout as reason:
-        why, cause = f"the optimal solver stopped: {reason}", FallbackCause.SOLVER_TIME_LIMIT
-    except SolverFailure as reason:
-        why, cause = f"the optimal solver stopped: {reason}", FallbackCause.SOLVER_ERROR
+    except (SolveTimeout, SolverFailure) as reason:
+        why, cause = f"the optimal solver stopped: {reason}", cause_of(reason)
     except Exception as error:  # noqa: BLE001 - any solver bug must still yield an answer
         log.exception("optimal solver crashed")
         why, cause = f"the optimal solver failed ({type(error).__name__})", FallbackCause.SOLVER_ERROR

@@ -15,7 +15,7 @@ from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
 from stickyd.models.streams.validation import target_violations
 from stickyd.solvers.budget import TimeBudget
 from stickyd.solvers.errors import InvalidAnswer, SolverFailure, SolveTimeout
-from stickyd.solvers.outcome import Outcome
+from stickyd.solvers.outcome import Outcome, cause_of
 from stickyd.solvers.streams.baselines import solve_greedy, solve_sticky
 from stickyd.solvers.streams.cpsat_bound import cpsat_certify
 from stickyd.solvers.streams.flow import StreamsTarget, solve_streams_flows
@@ -105,7 +105,7 @@ def _optimal_or_fallback(index: StreamsIndex, whole: TimeBudget) -> tuple[Stream
         certified, proven, warnings = _certify(index, target, budget)
     except (SolveTimeout, SolverFailure) as reason:
         why = f"fell back to the sticky heuristic: {reason}"
-        cause = _cause_of(reason)
+        cause = cause_of(reason)
     except Exception as error:  # noqa: BLE001 - any solver bug must still yield an answer
         log.exception("optimal streams solver crashed")
         why = f"fell back to the sticky heuristic: optimal solver failed ({type(error).__name__})"
@@ -130,12 +130,6 @@ def _settled(index: StreamsIndex, target: StreamsTarget, budget: TimeBudget) -> 
     except SolverFailure:
         return target
     return target if target_violations(index, settled.active, settled.standby) else settled
-
-
-def _cause_of(reason: SolveTimeout | SolverFailure) -> FallbackCause:
-    if isinstance(reason, SolveTimeout):
-        return FallbackCause.SOLVER_TIME_LIMIT
-    return FallbackCause.INVALID_ANSWER if isinstance(reason, InvalidAnswer) else FallbackCause.SOLVER_ERROR
 
 
 def _why_not_optimal(index: StreamsIndex, budget: TimeBudget) -> str | None:

@@ -47,7 +47,7 @@ from stickyd.solvers.consumer.load.per_topic_cpsat import PER_TOPIC_MAX_PAIRS, p
 from stickyd.solvers.consumer.load.per_topic_flow import member_unit_widths, solve_per_topic_flow
 from stickyd.solvers.consumer.result import build_solution
 from stickyd.solvers.errors import SolverFailure, SolveTimeout
-from stickyd.solvers.outcome import Outcome
+from stickyd.solvers.outcome import Outcome, cause_of
 from stickyd.solvers.time_policy import LOAD_EXACT_SHARE, OPTIMAL_SHARE
 
 log = logging.getLogger(__name__)
@@ -139,10 +139,8 @@ def _per_topic(index: ConsumerIndex, budget: TimeBudget, fallback: Fallback) -> 
         return owners, Outcome(
             strategy="optimal", solver="min-cost-flow", fallback_cause=FallbackCause.SOLVER_TIME_LIMIT, warnings=said
         )
-    except SolveTimeout as reason:
-        why, cause = f"the per-topic solver stopped: {reason}", FallbackCause.SOLVER_TIME_LIMIT
-    except SolverFailure as reason:
-        why, cause = f"the per-topic solver stopped: {reason}", FallbackCause.SOLVER_ERROR
+    except (SolveTimeout, SolverFailure) as reason:
+        why, cause = f"the per-topic solver stopped: {reason}", cause_of(reason)
     except Exception as error:  # noqa: BLE001 - any solver bug must still yield an answer
         log.exception("per-topic solver crashed")
         why, cause = f"the per-topic solver failed ({type(error).__name__})", FallbackCause.SOLVER_ERROR
@@ -195,10 +193,8 @@ def _load(
         proven = best == bound and known <= (1 + data.tolerance) * bound and index.owned - kept == moves
         proof = (bound if best == bound else None, bound, moves, proven)
         return owners, Outcome(strategy="optimal", solver="load-heuristic", optimal=proven), proof
-    except SolveTimeout as reason:
-        why, cause = f"the load solver stopped: {reason}", FallbackCause.SOLVER_TIME_LIMIT
-    except SolverFailure as reason:
-        why, cause = f"the load solver stopped: {reason}", FallbackCause.SOLVER_ERROR
+    except (SolveTimeout, SolverFailure) as reason:
+        why, cause = f"the load solver stopped: {reason}", cause_of(reason)
     except Exception as error:  # noqa: BLE001 - any solver bug must still yield an answer
         log.exception("load solver crashed")
         why, cause = f"the load solver failed ({type(error).__name__})", FallbackCause.SOLVER_ERROR
