@@ -19,9 +19,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from bench.results import write_section
+from stickyd.pipeline.churn.replay import ReplayOptions, replay
 from stickyd.pipeline.generate import FleetShape, fleet_rows, trace_rows, write_jsonl
 from stickyd.pipeline.plan import PlanOptions, plan
-from stickyd.pipeline.replay import ReplayOptions, replay
 from stickyd.pipeline.spark import spark_session
 
 TARGET_S = 300.0

@@ -230,8 +230,8 @@ def replay(
 ) -> None:
     """Replay churn traces with every strategy; report moves, balance and time per event type."""
     _need_spark()
+    from stickyd.pipeline.churn.replay_core import STRATEGIES
     from stickyd.pipeline.preflight import TRACE_COLUMNS, InputError, check_rows_input
-    from stickyd.pipeline.replay_core import STRATEGIES
 
     if unknown := [s for s in strategy or () if s not in STRATEGIES]:
         _fail(f"--strategy: unknown {', '.join(unknown)} (choose from {', '.join(STRATEGIES)})")
@@ -240,8 +240,8 @@ def replay(
     except InputError as error:
         _fail(str(error))
     session = _start_spark(master, spark_log_level, spark_log, out)
-    from stickyd.pipeline.replay import ReplayOptions
-    from stickyd.pipeline.replay import replay as run_replay
+    from stickyd.pipeline.churn.replay import ReplayOptions
+    from stickyd.pipeline.churn.replay import replay as run_replay
 
     options = ReplayOptions(traces, out, tuple(strategy or STRATEGIES), time_limit_ms, "jsonl", report.value)
     try:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stickyd.pipeline.traces import EVENT_TYPES
+from stickyd.pipeline.churn.traces import EVENT_TYPES
 
 PARTITION_COUNTS = (1, 3, 6, 8, 12, 16, 24, 32, 48, 64)
 

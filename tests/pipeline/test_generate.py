@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from stickyd.pipeline.churn.traces import ChurnTrace
 from stickyd.pipeline.generate import FleetShape, fleet_rows, metrics_rows, trace_rows
 from stickyd.pipeline.rows import parse_row
-from stickyd.pipeline.traces import ChurnTrace
 
 
 def test_same_seed_same_fleet_and_another_seed_differs() -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from stickyd.pipeline.replay import ReplayOptions, replay
-from stickyd.pipeline.replay_core import parse_trace, replay_trace
+from stickyd.pipeline.churn.replay import ReplayOptions, replay
+from stickyd.pipeline.churn.replay_core import parse_trace, replay_trace
+from stickyd.pipeline.churn.traces import ChurnTrace
 from stickyd.pipeline.spark import to_pandas
-from stickyd.pipeline.traces import ChurnTrace
 
 # t has 6 partitions; a and b start; c joins; a leaves; t grows to 8.
 HAND_TRACE = {

@@ -24,9 +24,9 @@ import pytest
 from pyspark.sql import SparkSession
 
 from stickyd.cli.child_service import ServiceProcess
+from stickyd.pipeline.churn.replay import ReplayOptions, replay
 from stickyd.pipeline.generate import FleetShape, fleet_rows
 from stickyd.pipeline.plan import PlanOptions, plan
-from stickyd.pipeline.replay import ReplayOptions, replay
 from tests.packaging import build_wheel, env_with_dependencies_only
 from tests.pipeline.conftest import BAD_ROWS, contract_rows
 from tests.pipeline.standalone_cluster import SHORT_LIVED_JVM, StandaloneCluster, standalone_cluster

@@ -16,10 +16,10 @@ from pathlib import Path
 import pandas as pd
 from pyspark.sql import SparkSession
 
+from stickyd.pipeline.churn.replay_core import REPLAY_SCHEMA, STEP_FIELDS, STRATEGIES, replay_line
 from stickyd.pipeline.inputs import read_rows
 from stickyd.pipeline.outcomes import records_per_row, split_results
 from stickyd.pipeline.preflight import TRACE_COLUMNS, check_rows_input
-from stickyd.pipeline.replay_core import REPLAY_SCHEMA, STEP_FIELDS, STRATEGIES, replay_line
 from stickyd.pipeline.report import Section, new_figure, png_bytes, rejected_rows, write_report
 from stickyd.pipeline.spark import TaskProgress, parallelism, to_pandas, watching_tasks
 from stickyd.solvers.time_policy import DEFAULT_TIME_LIMIT_MS

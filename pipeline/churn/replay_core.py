@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from stickyd.models import ConsumerMember, ConsumerProblem
 from stickyd.models.errors import first_problem
-from stickyd.pipeline.traces import ChurnEvent, ChurnTrace, apply_event
+from stickyd.pipeline.churn.traces import ChurnEvent, ChurnTrace, apply_event
 from stickyd.solvers import solve_consumer
 from stickyd.solvers.time_policy import DEFAULT_TIME_LIMIT_MS
 
