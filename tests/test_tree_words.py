@@ -4,17 +4,17 @@ Every text file git tracks (code, comments, docstrings, tests, bench programs an
 bench/RESULTS.md, Java sources, README.md, docs/, scripts) is read line by line, and a line fails
 when it tells how the project was built instead of what stickyd does:
 
-- work sessions ("session 24", "sessions 24-27") and this project's issue tracker ("issue 14",
-  "issue #16"); another project's issues, written with its name ("aio-libs/aiokafka #1126",
-  "KAFKA-10121", "zendesk/ruby-kafka issue #846"), pass;
-- people and how they ran things ("the lead", "other engineers", "a quiet re-run");
+- numbered work sessions and numbered issues of this project's tracker; another project's issues,
+  written with its name ("aio-libs/aiokafka #1126", "KAFKA-10121"), pass;
+- people and how they ran things (who led, other engineers, quiet re-runs);
 - documents outside this repository: "seed 000" ... "seed 004" and "source document(s)" (say
   KIP-54, KAFKA-10121, KIP-315, KIP-480, KIP-429/KIP-441 instead), "contract section N" and
   "section N of the contract" (say docs/wire-format.md and the section's name).
 
-Ordinary prose passes: a session timeout ("session 6 s"), "a session's token", "the leader",
-"sessions of SQLAlchemy", "seed 7". A failure names file:line and the phrase; rewrite the
-sentence to state the fact about the product, or drop it (history lives in git).
+Ordinary prose passes: a session timeout with its unit, "a session's token", "the leader",
+"sessions of SQLAlchemy", "seed 7"; the cases below pin both sides. A failure names file:line and
+the phrase; rewrite the sentence to state the fact about the product, or drop it (history lives
+in git).
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ SKIPPED_SUFFIXES = (".gz", ".zip", ".jar", ".png", ".jpg", ".ico", ".parquet")
 BUILD_WORDS: dict[str, re.Pattern[str]] = {
     name: re.compile(pattern, re.IGNORECASE)
     for name, pattern in {
-        # "session 24", "sessions 24-27", "Session 26's"; not a timeout such as "session 6 s"
+        # a numbered session or range of sessions; not a timeout, which carries its unit
         "work session": r"\bsessions?\s+\d+(?:\s*[-–]\s*\d+)?\b(?!\s*(?:s|ms|sec|seconds?|min|minutes?)\b)",
-        # "issue 14", "issues 14 and 16", "issue #16"; another project's are exempted below
+        # a numbered issue or issues, with or without #; another project's are exempted below
         "issue tracker": r"\bissues?\s+#?\d+\b",
         "the lead": r"\bthe\s+lead\b(?!\s+time)|\blead's\b",
         "engineers": r"\b(?:other|another|this)\s+engineers?\b",
