@@ -3,8 +3,6 @@ package io.stickyd.kafka;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.Configurable;
 import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
 import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
@@ -25,10 +23,13 @@ import org.slf4j.LoggerFactory;
  * choose it with {@code group.remote.assignor=stickyd}.
  *
  * <p>The coordinator waits for {@code assign}, so the service gets a strict deadline (keep it well under
- * the group's heartbeat interval); half of it is the solver's time limit. On any failure (no answer in
+ * the group's heartbeat interval); half of it (of the first replica's share, with several) is the
+ * solver's time limit. On any failure (no answer in
  * time, an error status, an answer that does not check out) the group is assigned by Kafka's own
- * {@link UniformAssignor} in-process. Every fallback is counted; an outage is logged once when it
- * starts and once when stickyd answers again.
+ * {@link UniformAssignor} in-process. Every request, failover and fallback is counted in
+ * {@link AssignorMetrics} (JMX {@code kafka.stickyd:type=assignor-metrics,assignor=stickyd,group-type=consumer});
+ * an outage is logged once when it starts and once when stickyd answers again. {@code stickyd.url}
+ * may list several replicas ({@link StickydHttpClient}).
  *
  * <p>As Kafka's own assignors: a member whose partitions do not change gets back the map it held, and a
  * subscribed topic the topic describer does not know throws {@link PartitionAssignorException} (no
@@ -42,14 +43,13 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
 
     private static final Logger LOG = LoggerFactory.getLogger(StickydConsumerGroupAssignor.class);
 
-    // The broker makes several instances (one per configuration it builds); the count and the outage
+    // The broker makes several instances (one per configuration it builds); the metrics and the outage
     // state belong to the process, so that an outage is logged once however many instances see it.
-    private static final AtomicLong FALLBACKS = new AtomicLong();
-    private static final AtomicBoolean IN_OUTAGE = new AtomicBoolean();
     private static volatile String lastConfigured = "";
 
     private final String name;
     private final boolean byLoad;
+    private final AssignorMetrics metrics;
     private final UniformAssignor fallback = new UniformAssignor();
     private volatile StickydHttpClient client = StickydHttpClient.fromConfig(Map.of(), System.getenv());
     private volatile ObjectNode options;
@@ -62,6 +62,7 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
     StickydConsumerGroupAssignor(String name, boolean byLoad) {
         this.name = name;
         this.byLoad = byLoad;
+        this.metrics = AssignorMetrics.of(name, "consumer");
         this.options = options(Map.of());
     }
 
@@ -74,7 +75,7 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
     public void configure(Map<String, ?> configs) {
         client = StickydHttpClient.fromConfig(configs, System.getenv());
         options = options(configs);
-        String described = client.baseUrl() + " with a " + client.timeoutMs() + " ms deadline";
+        String described = client.describe() + " with a " + client.timeoutMs() + " ms deadline";
         if (!(name + described).equals(lastConfigured)) {
             lastConfigured = name + described;
             LOG.info("stickyd assignor asks {} (as {})", described, name);
@@ -105,31 +106,31 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
         return added;
     }
 
-    /** How many assignments the uniform fallback has computed in this process. */
+    /** How many assignments the uniform fallback has computed in this process (for {@code stickyd}). */
     public static long fallbacks() {
-        return FALLBACKS.get();
+        return AssignorMetrics.of(NAME, "consumer").fallbacks();
     }
 
     @Override
     public GroupAssignment assign(GroupSpec group, SubscribedTopicDescriber topics) throws PartitionAssignorException {
         StickydHttpClient stickyd = client;
+        long started = System.nanoTime();
         try {
             ConsumerRequestBuilder.Request request =
-                ConsumerRequestBuilder.build(group, topics, Math.max(1, stickyd.timeoutMs() / 2), options);
-            JsonNode answer = stickyd.post(PATH, request.body());
+                ConsumerRequestBuilder.build(group, topics, Math.max(1, stickyd.firstShareMs() / 2), options);
+            JsonNode answer = stickyd.post(PATH, request.body(), metrics::failedOver);
             GroupAssignment assignment = ConsumerResponseReader.read(answer, request, group, topics);
-            if (IN_OUTAGE.compareAndSet(true, false)) {
+            if (metrics.answered(started)) {
                 LOG.info("stickyd at {} answers again; {} assignments were made by the uniform fallback so far",
-                    stickyd.baseUrl(), FALLBACKS.get());
+                    stickyd.describe(), metrics.fallbacks());
             }
             return assignment;
         } catch (PartitionAssignorException e) {
             throw e; // the group itself cannot be assigned (as with Kafka's own assignors): no fallback
         } catch (Exception e) {
-            long count = FALLBACKS.incrementAndGet();
-            if (IN_OUTAGE.compareAndSet(false, true)) {
+            if (metrics.fellBack(started, e)) {
                 LOG.warn("stickyd at {} failed ({}); assigning with Kafka's uniform assignor until it answers again (fallback #{})",
-                    stickyd.baseUrl(), e.toString(), count);
+                    stickyd.describe(), e.toString(), metrics.fallbacks());
             }
             return fallback.assign(group, topics);
         }

@@ -7,12 +7,18 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 
 /**
  * Posts a JSON body to a stickyd service and reads the JSON answer, with one strict deadline for the
@@ -24,6 +30,15 @@ import java.util.concurrent.TimeoutException;
  * {@code STICKYD_URL} and {@code STICKYD_TIMEOUT_MS}, else {@link #DEFAULT_URL} and
  * {@link #DEFAULT_TIMEOUT_MS}. {@code stickyd.token} (else {@code STICKYD_TOKEN}), when set, is sent
  * as {@code Authorization: Bearer ...}: a service that requires tokens answers 401 without it.
+ *
+ * <p>Replicas: {@code stickyd.url} may list several services, comma-separated, as Kafka's
+ * {@code bootstrap.servers} lists brokers. One request tries them in turn within the one deadline,
+ * starting with the replica that answered last (then the others in the listed order): each attempt
+ * gets an equal share of the time left ({@code left / replicas not yet tried}), so a refused or reset
+ * connection moves on at once and a slow replica leaves the next one as much time as it had itself.
+ * Any failure of an attempt (refused, reset, no answer in its share, a status other than 200, a body
+ * that is not JSON) moves on to the next replica; the request fails when every replica has failed
+ * or the deadline has passed.
  */
 public final class StickydHttpClient {
     public static final String URL_CONFIG = "stickyd.url";
@@ -37,21 +52,46 @@ public final class StickydHttpClient {
 
     static final ObjectMapper JSON = new ObjectMapper();
 
-    private final URI base;
+    /** A failed request, with the cause it counts under in {@link AssignorMetrics}. */
+    public static final class Failure extends IOException {
+        private final AssignorMetrics.Cause cause;
+
+        Failure(AssignorMetrics.Cause cause, String message, Throwable detail) {
+            super(message, detail);
+            this.cause = cause;
+        }
+
+        public AssignorMetrics.Cause cause() {
+            return cause;
+        }
+    }
+
+    private final List<URI> bases;
     private final int timeoutMs;
     private final String token;
     private final HttpClient http;
+    private final AtomicInteger preferred = new AtomicInteger();
 
     public StickydHttpClient(String url, int timeoutMs) {
         this(url, timeoutMs, null);
     }
 
-    /** {@code token} may be null or blank: then no Authorization header is sent. */
+    /** {@code url}: one or several (comma-separated) base URLs; {@code token} may be null or blank. */
     public StickydHttpClient(String url, int timeoutMs, String token) {
         if (timeoutMs <= 0) {
             throw new IllegalArgumentException(TIMEOUT_MS_CONFIG + " must be positive, got " + timeoutMs);
         }
-        this.base = URI.create(url.endsWith("/") ? url : url + "/");
+        List<URI> parsed = new ArrayList<>();
+        for (String one : url.split(",")) {
+            String trimmed = one.trim();
+            if (!trimmed.isEmpty()) {
+                parsed.add(URI.create(trimmed.endsWith("/") ? trimmed : trimmed + "/"));
+            }
+        }
+        if (parsed.isEmpty()) {
+            throw new IllegalArgumentException(URL_CONFIG + " names no URL: '" + url + "'");
+        }
+        this.bases = List.copyOf(parsed);
         this.timeoutMs = timeoutMs;
         this.token = token == null || token.isBlank() ? null : token.trim();
         this.http = HttpClient.newBuilder()
@@ -81,57 +121,115 @@ public final class StickydHttpClient {
         return fromEnv != null && !fromEnv.isBlank() ? fromEnv : fallback;
     }
 
+    /** The first replica's base URL. */
     public URI baseUrl() {
-        return base;
+        return bases.get(0);
+    }
+
+    /** Every replica's base URL, in the configured order. */
+    public List<URI> baseUrls() {
+        return bases;
+    }
+
+    /** The replicas, as written in logs: "http://a:8000/,http://b:8000/". */
+    public String describe() {
+        return bases.stream().map(URI::toString).collect(Collectors.joining(","));
     }
 
     public int timeoutMs() {
         return timeoutMs;
     }
 
+    /** The first attempt's share of the deadline: the whole deadline with one replica. */
+    public int firstShareMs() {
+        return Math.max(1, timeoutMs / bases.size());
+    }
+
     /**
-     * Sends one health check in the background and forgets it, so that the first real request does
-     * not pay for loading the HTTP client's classes and opening the connection.
+     * Sends one health check to each replica in the background and forgets it, so that the first real
+     * request does not pay for loading the HTTP client's classes and opening the connection.
      */
     public void warmUp() {
-        HttpRequest health = HttpRequest.newBuilder(base.resolve("v1/health")).timeout(Duration.ofMillis(timeoutMs)).GET().build();
-        http.sendAsync(health, HttpResponse.BodyHandlers.discarding());
+        for (URI base : bases) {
+            HttpRequest health = HttpRequest.newBuilder(base.resolve("v1/health")).timeout(Duration.ofMillis(timeoutMs)).GET().build();
+            http.sendAsync(health, HttpResponse.BodyHandlers.discarding());
+        }
+    }
+
+    /** {@link #post(String, JsonNode, Runnable)} without a failover callback. */
+    public JsonNode post(String path, JsonNode body) throws IOException {
+        return post(path, body, () -> { });
     }
 
     /**
      * POSTs {@code body} to {@code path} (relative, e.g. "v1/assign/consumer") and returns the parsed
-     * answer. Throws {@link IOException} on any failure: no answer within the deadline, a status other
-     * than 200, or a body that is not JSON.
+     * answer, trying the replicas in turn (class comment); {@code onFailover} runs each time a replica
+     * failed and the next one is asked. Throws {@link Failure} when none answered in time: its cause
+     * is an error status or a body that is not JSON if any replica gave one, else a timeout if any
+     * replica was too slow, else unreachable.
      */
-    public JsonNode post(String path, JsonNode body) throws IOException {
+    public JsonNode post(String path, JsonNode body, Runnable onFailover) throws IOException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        byte[] bytes = JSON.writeValueAsBytes(body);
+        int first = preferred.get();
+        Failure worst = null;
+        for (int tried = 0; tried < bases.size(); tried++) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
+            if (tried > 0) {
+                onFailover.run();
+            }
+            int index = (first + tried) % bases.size();
+            try {
+                JsonNode answer = attempt(bases.get(index), path, bytes, left / (bases.size() - tried));
+                preferred.set(index);
+                return answer;
+            } catch (Failure e) {
+                worst = worst == null || e.cause().ordinal() > worst.cause().ordinal() ? e : worst;
+            }
+        }
+        if (worst == null) {
+            throw new Failure(AssignorMetrics.Cause.TIMEOUT, "stickyd did not answer within " + timeoutMs + " ms", null);
+        }
+        throw worst;
+    }
+
+    private JsonNode attempt(URI base, String path, byte[] body, long shareNanos) throws Failure {
         HttpRequest.Builder builder = HttpRequest.newBuilder(base.resolve(path))
-            .timeout(Duration.ofMillis(timeoutMs))
+            .timeout(Duration.ofNanos(Math.max(1, shareNanos)))
             .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body)));
+            .POST(HttpRequest.BodyPublishers.ofByteArray(body));
         if (token != null) {
             builder.header("Authorization", "Bearer " + token);
         }
-        HttpRequest request = builder.build();
-        CompletableFuture<HttpResponse<byte[]>> exchange = http.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray());
+        CompletableFuture<HttpResponse<byte[]>> exchange = http.sendAsync(builder.build(), HttpResponse.BodyHandlers.ofByteArray());
         HttpResponse<byte[]> response;
         try {
-            response = exchange.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            response = exchange.get(Math.max(1, shareNanos), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             exchange.cancel(true);
-            throw new IOException("stickyd did not answer within " + timeoutMs + " ms", e);
+            throw new Failure(AssignorMetrics.Cause.TIMEOUT,
+                "stickyd at " + base + " did not answer within " + TimeUnit.NANOSECONDS.toMillis(shareNanos) + " ms", e);
         } catch (ExecutionException e) {
-            throw new IOException("stickyd request failed: " + e.getCause(), e.getCause());
+            boolean slow = e.getCause() instanceof HttpTimeoutException;
+            throw new Failure(slow ? AssignorMetrics.Cause.TIMEOUT : AssignorMetrics.Cause.UNREACHABLE,
+                "stickyd request to " + base + " failed: " + e.getCause(), e.getCause());
         } catch (InterruptedException e) {
             exchange.cancel(true);
             Thread.currentThread().interrupt();
-            throw new IOException("interrupted while waiting for stickyd", e);
+            throw new Failure(AssignorMetrics.Cause.UNREACHABLE, "interrupted while waiting for stickyd", e);
         }
         if (response.statusCode() != 200) {
-            String text = new String(response.body(), java.nio.charset.StandardCharsets.UTF_8);
-            throw new IOException("stickyd answered HTTP " + response.statusCode() + ": "
-                + text.substring(0, Math.min(300, text.length())));
+            String text = new String(response.body(), StandardCharsets.UTF_8);
+            throw new Failure(AssignorMetrics.Cause.ERROR_ANSWER, "stickyd at " + base + " answered HTTP "
+                + response.statusCode() + ": " + text.substring(0, Math.min(300, text.length())), null);
         }
-        return JSON.readTree(response.body());
+        try {
+            return JSON.readTree(response.body());
+        } catch (IOException e) {
+            throw new Failure(AssignorMetrics.Cause.INVALID_ANSWER, "stickyd at " + base + " answered no JSON: " + e, e);
+        }
     }
 }

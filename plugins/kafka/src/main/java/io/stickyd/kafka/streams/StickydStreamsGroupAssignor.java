@@ -46,14 +46,14 @@ import org.slf4j.LoggerFactory;
  * <p>The request has one strict deadline ({@code stickyd.timeout.ms}). On a timeout, an error
  * status or an answer that does not fit (a task missing, twice active, unknown, or a standby beside
  * its active), Kafka's built-in {@code sticky} assignor assigns; logged once per outage and counted
- * ({@link #fallbacks()}). Thread-safe, as the interface requires: no state per call beyond the
+ * ({@link #fallbacks()}, and in the JMX metrics with {@code group-type=streams}). Thread-safe, as the interface requires: no state per call beyond the
  * immutable client and the process-wide outage record.
  */
 public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
     public static final String NAME = "stickyd";
 
     private static final Logger LOG = LoggerFactory.getLogger(StickydStreamsGroupAssignor.class);
-    private static final Outage OUTAGE = new Outage("Kafka streams group task assignor");
+    private static final Outage OUTAGE = new Outage("Kafka streams group task assignor", "streams");
     // the broker may configure several instances with the same properties: logged once per change
     private static volatile String lastConfigured = "";
 
@@ -72,7 +72,7 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
     public void configure(Map<String, ?> configs) {
         StickydHttpClient configured = StickydHttpClient.fromConfig(configs, System.getenv());
         endpoint = configured;
-        String described = configured.baseUrl() + " with a " + configured.timeoutMs() + " ms deadline";
+        String described = configured.describe() + " with a " + configured.timeoutMs() + " ms deadline";
         if (!described.equals(lastConfigured)) {
             lastConfigured = described;
             LOG.info("stickyd streams group assignor asks {}", described);
@@ -99,13 +99,14 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
     public GroupAssignment assign(GroupSpec groupSpec, TopologyDescriber topology) throws TaskAssignorException {
         StickydHttpClient stickyd = endpoint;
         GroupAssignment assignment;
+        long started = System.nanoTime();
         try {
             assignment = solve(stickyd, groupSpec, topology);
         } catch (IOException | RuntimeException e) {
-            OUTAGE.fellBack(LOG, stickyd.baseUrl().toString(), e);
+            OUTAGE.fellBack(LOG, stickyd.describe(), started, e);
             return fallback.assign(groupSpec, topology);
         }
-        OUTAGE.answered(LOG, stickyd.baseUrl().toString());
+        OUTAGE.answered(LOG, stickyd.describe(), started);
         return assignment;
     }
 
@@ -126,7 +127,7 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
         }
         membersOf.values().forEach(list -> list.sort(null));
         membersOf.forEach((processId, memberIds) -> addProcess(request, processId, memberIds, groupSpec, tasks));
-        JsonNode response = stickyd.post(StickydTaskAssignor.PATH, request.toJson(StickydTaskAssignor.solveTimeLimitMs(stickyd)));
+        JsonNode response = stickyd.post(StickydTaskAssignor.PATH, request.toJson(StickydTaskAssignor.solveTimeLimitMs(stickyd)), OUTAGE::failedOver);
         Map<String, SortedSet<String>> active = new TreeMap<>();
         Map<String, SortedSet<String>> standby = new TreeMap<>();
         for (String processId : membersOf.keySet()) {

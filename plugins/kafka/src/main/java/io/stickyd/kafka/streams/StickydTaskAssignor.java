@@ -56,7 +56,7 @@ public class StickydTaskAssignor implements TaskAssignor {
     public static final String PATH = "v1/assign/streams";
 
     private static final Logger LOG = LoggerFactory.getLogger(StickydTaskAssignor.class);
-    private static final Outage OUTAGE = new Outage("Kafka Streams task assignor");
+    private static final Outage OUTAGE = new Outage("Kafka Streams task assignor", "streams-client");
     /** Kafka's lag for a task the client runs as active right now (Task.LATEST_OFFSET). */
     private static final long LATEST_OFFSET = -2L;
 
@@ -82,29 +82,30 @@ public class StickydTaskAssignor implements TaskAssignor {
         ObjectNode request;
         JsonNode response;
         TaskAssignment assignment;
+        long started = System.nanoTime();
         try {
             Map<ProcessId, KafkaStreamsState> clients = state.kafkaStreamsStates(true);
             AssignmentConfigs configs = state.assignmentConfigs();
             Map<String, TaskId> tasks = taskNames(state.allTasks());
             request = request(state.allTasks(), clients, configs).toJson(solveTimeLimitMs(endpoint));
-            response = endpoint.post(PATH, request);
+            response = endpoint.post(PATH, request, OUTAGE::failedOver);
             Set<String> ids = new HashSet<>();
             clients.keySet().forEach(pid -> ids.add(pid.id().toString()));
             StreamsAnswer answer = StreamsAnswer.fromJson(response, ids);
             long followupMs = followupOverrideMs != null ? followupOverrideMs : configs.probingRebalanceIntervalMs();
             assignment = toAssignment(answer, clients.keySet(), tasks, followupMs);
         } catch (IOException | RuntimeException e) {
-            OUTAGE.fellBack(LOG, endpoint.baseUrl().toString(), e);
+            OUTAGE.fellBack(LOG, endpoint.describe(), started, e);
             return fallback.assign(state);
         }
-        OUTAGE.answered(LOG, endpoint.baseUrl().toString());
+        OUTAGE.answered(LOG, endpoint.describe(), started);
         onAnswer(state, request, response);
         return assignment;
     }
 
-    /** The solver's time limit: 70% of the HTTP timeout, leaving room for the network and parsing. */
+    /** The solver's time limit: 70% of the first replica's share of the HTTP timeout (all of it with one replica). */
     static int solveTimeLimitMs(StickydHttpClient http) {
-        return Math.max(1, http.timeoutMs() * 7 / 10);
+        return Math.max(1, http.firstShareMs() * 7 / 10);
     }
 
     /** Called with every answer used; tests and benchmarks record it. */
