@@ -18,7 +18,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stickyd.cli.child_service import free_port
-from tests.kafka.jvm import CLASSPATH, PLUGIN_JAR, java_command, kafka_jars_built, start_java, stop_java, write_log4j2
+from tests.kafka.jvm import (
+    CLASSPATH,
+    PLUGIN_JAR,
+    java_command,
+    jmx_remote_flags,
+    kafka_jars_built,
+    start_java,
+    stop_java,
+    write_log4j2,
+)
 
 READY_LINE = "Kafka Server started"
 
@@ -73,12 +82,13 @@ def stickyd_broker_properties(url: str, timeout_ms: int = STICKYD_TIMEOUT_MS) ->
 @dataclass(frozen=True)
 class ApacheKafka:
     """A running broker: `bootstrap` is "127.0.0.1:PORT"; `log` is its log4j file (WARN and up, plus
-    the server's start line and io.stickyd at INFO)."""
+    the server's start line and io.stickyd at INFO); `jmx` its JMX remote address, when it has one."""
 
     bootstrap: str
     pid: int
     log: Path
     properties: Mapping[str, str]
+    jmx: str | None = None
 
     def log_text(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
@@ -91,11 +101,13 @@ def apache_kafka_broker(
     startup_s: float = 90.0,
     heap: str = "-Xmx512m",
     classpath: str = CLASSPATH,
+    jmx_port: int | None = None,
 ) -> Iterator[ApacheKafka]:
     """Formats KRaft storage in a temporary folder, starts `kafka.Kafka` on free loopback ports with
     TEST_PROPERTIES plus `extra_properties` (which win), waits for the server's start line, and on exit
     stops the broker's whole process group (SIGTERM, then SIGKILL). `classpath`: Kafka's jars and the
-    plug-in (another Kafka release's jars to run an older broker)."""
+    plug-in (another Kafka release's jars to run an older broker); `jmx_port`: JMX remote on that
+    loopback port (`.jmx` then says "127.0.0.1:PORT")."""
     if not kafka_jars_built():
         raise RuntimeError(f"Kafka jars not built: run `mvn -q -B -f plugins/kafka/pom.xml package` ({PLUGIN_JAR})")
     with tempfile.TemporaryDirectory(prefix="apache-kafka-") as tmp:
@@ -131,12 +143,20 @@ def apache_kafka_broker(
             raise RuntimeError(f"kafka-storage format failed: {formatted.stdout[-2000:]} {formatted.stderr[-2000:]}")
         stdout = folder / "stdout.log"
         child = start_java(
-            java_command("kafka.Kafka", str(config), classpath=classpath, heap=heap, log4j=log4j),
+            java_command(
+                "kafka.Kafka",
+                str(config),
+                classpath=classpath,
+                heap=heap,
+                log4j=log4j,
+                jvm_flags=jmx_remote_flags(jmx_port) if jmx_port else (),
+            ),
             stdout,
             env=env,
             own_group=True,
         )
-        broker = ApacheKafka(bootstrap=f"127.0.0.1:{port}", pid=child.pid, log=log, properties=properties)
+        jmx = f"127.0.0.1:{jmx_port}" if jmx_port else None
+        broker = ApacheKafka(bootstrap=f"127.0.0.1:{port}", pid=child.pid, log=log, properties=properties, jmx=jmx)
         try:
             _wait_started(broker, child, stdout, startup_s)
             yield broker

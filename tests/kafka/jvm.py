@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from pathlib import Path
 
@@ -39,6 +39,21 @@ rootLogger.appenderRef.file.ref = file
 logger.stickyd.name = io.stickyd
 logger.stickyd.level = info
 """
+
+
+def jmx_remote_flags(port: int) -> list[str]:
+    """JMX remote on 127.0.0.1:`port` (registry and RMI server on the one port), no authentication and
+    no TLS: for loopback tests only. `io.stickyd.kafka.jmx.JmxDump 127.0.0.1:PORT` reads it."""
+    return [
+        "-Dcom.sun.management.jmxremote",
+        f"-Dcom.sun.management.jmxremote.port={port}",
+        f"-Dcom.sun.management.jmxremote.rmi.port={port}",
+        "-Dcom.sun.management.jmxremote.host=127.0.0.1",
+        "-Dcom.sun.management.jmxremote.local.only=true",
+        "-Dcom.sun.management.jmxremote.authenticate=false",
+        "-Dcom.sun.management.jmxremote.ssl=false",
+        "-Djava.rmi.server.hostname=127.0.0.1",
+    ]
 
 
 def kafka_jars_built() -> bool:
@@ -69,10 +84,11 @@ def java_command(
     heap: str = "-Xmx512m",
     log4j: Path | None = None,
     quick_start: bool = True,
+    jvm_flags: Sequence[str] = (),
 ) -> list[str]:
     """`java` with a bounded heap and the serial collector (the machine is shared); `quick_start`
-    (C1 only) for processes that start often and run briefly, off for benchmarks."""
-    flags = [heap, "-XX:+UseSerialGC"]
+    (C1 only) for processes that start often and run briefly, off for benchmarks; `jvm_flags` added."""
+    flags = [heap, "-XX:+UseSerialGC", *jvm_flags]
     if quick_start:
         flags += ["-XX:TieredStopAtLevel=1", "-Xshare:auto"]
     if log4j is not None:
