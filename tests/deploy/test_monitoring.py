@@ -25,7 +25,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from stickyd.cli.child_service import ServiceProcess, free_port, running_service
 from tests.conftest import load_example
+from tests.deploy.jmx_exporter import exported, match_text, series_of
 from tests.deploy.promql import balanced, label_matchers, metric_names
+from tests.kafka.jvm import kafka_jars_built
+from tests.kafka.plugin.jmx import read_mbeans
 from tests.processes import MARK, new_mark, wait_until_none_marked
 from tests.service.conftest import SMALLEST_MARGIN_MS, claimed_problem
 
@@ -35,6 +38,8 @@ COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 DASHBOARD = json.loads((DEPLOY / "grafana" / "dashboards" / "stickyd.json").read_text())
 ALERTS = yaml.safe_load((DEPLOY / "prometheus" / "alerts.yml").read_text())
 PROMETHEUS_YML = yaml.safe_load((DEPLOY / "prometheus" / "prometheus.yml").read_text())
+JMX_EXPORTER = yaml.safe_load((DEPLOY / "prometheus" / "jmx-exporter.yml").read_text())
+PLUGIN_PREFIX = "stickyd_plugin_"  # the Kafka plug-ins' series, from the brokers' JMX exporter
 MADE_BY_PROMETHEUS = {"up"}  # series Prometheus writes about each scrape, not served by /metrics
 GRAFANA_VARIABLES = {"$__rate_interval": "1m", "$instance": ".*"}
 
@@ -128,11 +133,75 @@ def test_every_series_the_dashboard_and_alerts_read_is_served(served: dict[str, 
         assert balanced(expr), expr
         names = metric_names(expr)
         assert names, f"no metric in {expr!r}"
+        if any(name.startswith(PLUGIN_PREFIX) for name in names):
+            continue  # the Kafka plug-ins' series: test_every_plugin_series_..._the_exporter_makes
         unknown = names - set(served) - MADE_BY_PROMETHEUS
         assert not unknown, f"{expr!r} reads {unknown}, not served by /metrics"
         for name, labels in label_matchers(expr).items():
             known = served.get(name, {"job"}) | {"instance", "job"}  # Prometheus adds the target's labels
             assert labels <= known, f"{expr!r}: {name} has no label {labels - known}"
+
+
+@pytest.fixture(scope="module")
+def plugin_series() -> dict[str, set[str]]:
+    """What the JMX exporter, with deploy/prometheus/jmx-exporter.yml, makes of the plug-ins' real
+    MBeans (registered by the plug-in classes in a fresh JVM, read over JMX)."""
+    if not kafka_jars_built():
+        pytest.skip("Kafka jars not built: run `mvn -q -B -f plugins/kafka/pom.xml package` (scripts/test does)")
+    return exported(JMX_EXPORTER, read_mbeans())
+
+
+def test_every_plugin_series_the_dashboard_and_alerts_read_is_one_the_exporter_makes(
+    plugin_series: dict[str, set[str]],
+) -> None:
+    """The plug-in panels and alerts read series named by the exporter's rules from the MBeans the
+    plug-ins register, with labels the rules give them; and every such series is read somewhere."""
+    assert {"stickyd_plugin_outage", "stickyd_plugin_fallbacks_total", "stickyd_plugin_requests_total"} <= set(
+        plugin_series
+    )
+    assert plugin_series["stickyd_plugin_fallbacks_total"] == {"assignor", "group_type", "cause"}
+    read = set()
+    for expr in every_query():
+        names = {name for name in metric_names(expr) if name.startswith(PLUGIN_PREFIX)}
+        unknown = names - set(plugin_series)
+        assert not unknown, f"{expr!r} reads {unknown}, not made by jmx-exporter.yml from the plug-ins' MBeans"
+        read |= names
+        for name, labels in label_matchers(expr).items():
+            if name in names:
+                known = plugin_series[name] | {"instance", "job"}
+                assert labels <= known, f"{expr!r}: {name} has no label {labels - known}"
+    assert read == set(plugin_series), f"exported but never read: {set(plugin_series) - read}"
+
+
+def test_every_exporter_rule_names_a_real_attribute_and_a_misspelt_one_is_dropped() -> None:
+    """No dead rule in jmx-exporter.yml (each one names some attribute of the plug-ins' MBeans);
+    an attribute no rule matches, or a bean of another domain, is not exported."""
+    if not kafka_jars_built():
+        pytest.skip("Kafka jars not built: run `mvn -q -B -f plugins/kafka/pom.xml package` (scripts/test does)")
+    beans = read_mbeans()
+    used = {
+        named[0]
+        for bean, attributes in beans.items()
+        for attribute, value in attributes.items()
+        if (named := series_of(JMX_EXPORTER, match_text(bean, attribute, value))) is not None
+    }
+    assert used == set(range(len(JMX_EXPORTER["rules"])))
+    bean = "kafka.stickyd:type=assignor-metrics,assignor=stickyd,group-type=consumer"
+    assert series_of(JMX_EXPORTER, match_text(bean, "request-rate", 1.0)) is None
+    assert series_of(JMX_EXPORTER, match_text(bean, "outage", 1.0)) == (
+        3,
+        "stickyd_plugin_outage",
+        {"assignor", "group_type"},
+    )
+    assert series_of(JMX_EXPORTER, match_text(bean + ",cause=timeout", "fallback-total", 2.0)) == (
+        0,
+        "stickyd_plugin_fallbacks_total",
+        {"assignor", "group_type", "cause"},
+    )
+    assert (
+        series_of(JMX_EXPORTER, match_text("kafka.server:type=assignor-metrics,assignor=x,group-type=y", "outage", 0))
+        is None
+    )
 
 
 def test_the_query_reader_catches_what_a_typo_breaks() -> None:
@@ -160,7 +229,8 @@ def test_alert_rules_have_what_an_operator_needs() -> None:
         assert "for" in rule or "increase(" in rule["expr"], rule
     covered = " ".join(rule["expr"] for rule in rules)
     for series in ("stickyd_fallbacks_total", 'status="503"', 'reason=~"deadline', "stickyd_worker_restarts_total",
-                   "stickyd_request_seconds_bucket"):  # fmt: skip
+                   "stickyd_request_seconds_bucket", "stickyd_plugin_outage",
+                   "stickyd_plugin_fallbacks_total"):  # fmt: skip
         assert series in covered, series
 
 
@@ -287,7 +357,7 @@ def test_dashboard_panels_use_the_provisioned_data_source_and_do_not_overlap() -
     cells = [(box["x"] + dx, box["y"] + dy) for box in boxes for dx in range(box["w"]) for dy in range(box["h"])]
     assert len(cells) == len(set(cells)), "panels overlap"
     titles = " ".join(p["title"].lower() for p in panels)
-    for subject in ("fallback", "503", "deadline", "replaced", "response time"):
+    for subject in ("fallback", "503", "deadline", "replaced", "response time", "plug-in outage"):
         assert subject in titles, subject
 
 
