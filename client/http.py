@@ -2,6 +2,11 @@
 
 Connection failures are retried with exponential backoff (tenacity); an HTTP error raises
 `StickydError` carrying the server's status and `detail`.
+
+Replicas: the URL may list several services, comma-separated ("http://a:8000,http://b:8000"), as
+Kafka's `bootstrap.servers` and the Java plug-ins' `stickyd.url` do. Each attempt then has an equal
+share of `timeout`, and a replica that refuses, resets or does not answer in its share moves the
+request on to the next one (at least one attempt per replica); one URL behaves as before.
 """
 
 from __future__ import annotations
@@ -65,9 +70,9 @@ def _check(response: httpx.Response) -> dict[str, Any]:
     return data
 
 
-def _retry_policy(attempts: int) -> dict[str, Any]:
+def _retry_policy(attempts: int, moves_on: tuple[type[Exception], ...] = RETRYABLE) -> dict[str, Any]:
     return {
-        "retry": retry_if_exception_type(RETRYABLE),
+        "retry": retry_if_exception_type(moves_on),
         "stop": stop_after_attempt(attempts),
         "wait": wait_exponential(multiplier=0.05, max=1.0),
         "reraise": True,
@@ -106,6 +111,28 @@ def _group_body(
     return body
 
 
+class _Replicas:
+    """The base URLs of `url` (comma-separated) and the one the next attempt goes to."""
+
+    def __init__(self, url: str, timeout: float, retries: int) -> None:
+        self.bases = [part.strip().rstrip("/") for part in url.split(",") if part.strip()]
+        if not self.bases:
+            raise ValueError(f"base_url names no URL: {url!r}")
+        self.share = timeout / len(self.bases)
+        self.attempts = max(retries, len(self.bases))
+        self.moves_on = RETRYABLE if len(self.bases) == 1 else (*RETRYABLE, httpx.TimeoutException)
+        self.current = 0
+
+    def url(self, path: str) -> str:
+        return self.bases[self.current] + path
+
+    def failed(self) -> None:
+        self.current = (self.current + 1) % len(self.bases)
+
+    def policy(self) -> dict[str, Any]:
+        return _retry_policy(self.attempts, self.moves_on)
+
+
 def _auth_headers(token: str | None) -> dict[str, str]:
     """`Authorization: Bearer` with `token`, else with STICKYD_TOKEN from the environment, if any."""
     token = token or os.environ.get("STICKYD_TOKEN")
@@ -115,11 +142,11 @@ def _auth_headers(token: str | None) -> dict[str, str]:
 class StickydClient:
     """`StickydClient("http://127.0.0.1:8000", timeout=5).assign_consumer(problem)`; `token` (a
     `stickyd tokens create` token; default: STICKYD_TOKEN in the environment) is sent as
-    `Authorization: Bearer`, for a service that requires tokens."""
+    `Authorization: Bearer`, for a service that requires tokens. `base_url` may list replicas."""
 
     def __init__(self, base_url: str, timeout: float = 10.0, retries: int = 3, token: str | None = None) -> None:
-        self._http = httpx.Client(base_url=base_url, timeout=timeout, headers=_auth_headers(token))
-        self._retries = retries
+        self._replicas = _Replicas(base_url, timeout, retries)
+        self._http = httpx.Client(timeout=self._replicas.share, headers=_auth_headers(token))
 
     def assign_consumer(self, problem: ConsumerProblem | dict[str, Any]) -> ConsumerSolution:
         return ConsumerSolution.model_validate(self._post("/v1/assign/consumer", _payload(problem)))
@@ -128,7 +155,7 @@ class StickydClient:
         return StreamsSolution.model_validate(self._post("/v1/assign/streams", _payload(problem)))
 
     def health(self) -> dict[str, Any]:
-        return _check(self._http.get("/v1/health"))
+        return self._get("/v1/health")
 
     def rebalance_group(
         self,
@@ -169,22 +196,25 @@ class StickydClient:
         return Explanation.model_validate(self._get(f"/v1/groups/{_quote(group_id)}/explain", params))
 
     def forget_group(self, group_id: str) -> None:
-        for attempt in Retrying(**_retry_policy(self._retries)):
-            with attempt:
-                response = self._http.delete(f"/v1/groups/{_quote(group_id)}")
-                if response.status_code != 204:
-                    _check(response)
+        response = self._send("DELETE", f"/v1/groups/{_quote(group_id)}")
+        if response.status_code != 204:
+            _check(response)
 
     def _get(self, path: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        for attempt in Retrying(**_retry_policy(self._retries)):
-            with attempt:
-                return _check(self._http.get(path, params=params))
-        raise RuntimeError("unreachable")
+        return _check(self._send("GET", path, params=params))
 
     def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        for attempt in Retrying(**_retry_policy(self._retries)):
+        return _check(self._send("POST", path, json=body))
+
+    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """One request, retried (on the next replica, when there are several) while it cannot connect."""
+        for attempt in Retrying(**self._replicas.policy()):
             with attempt:
-                return _check(self._http.post(path, json=body))
+                try:
+                    return self._http.request(method, self._replicas.url(path), **kwargs)
+                except self._replicas.moves_on:
+                    self._replicas.failed()
+                    raise
         raise RuntimeError("unreachable")
 
     def close(self) -> None:
@@ -201,8 +231,8 @@ class AsyncStickydClient:
     """The same over `httpx.AsyncClient`: `await client.assign_consumer(problem)`."""
 
     def __init__(self, base_url: str, timeout: float = 10.0, retries: int = 3, token: str | None = None) -> None:
-        self._http = httpx.AsyncClient(base_url=base_url, timeout=timeout, headers=_auth_headers(token))
-        self._retries = retries
+        self._replicas = _Replicas(base_url, timeout, retries)
+        self._http = httpx.AsyncClient(timeout=self._replicas.share, headers=_auth_headers(token))
 
     async def assign_consumer(self, problem: ConsumerProblem | dict[str, Any]) -> ConsumerSolution:
         return ConsumerSolution.model_validate(await self._post("/v1/assign/consumer", _payload(problem)))
@@ -211,12 +241,19 @@ class AsyncStickydClient:
         return StreamsSolution.model_validate(await self._post("/v1/assign/streams", _payload(problem)))
 
     async def health(self) -> dict[str, Any]:
-        return _check(await self._http.get("/v1/health"))
+        return _check(await self._send("GET", "/v1/health"))
 
     async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        async for attempt in AsyncRetrying(**_retry_policy(self._retries)):
+        return _check(await self._send("POST", path, json=body))
+
+    async def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        async for attempt in AsyncRetrying(**self._replicas.policy()):
             with attempt:
-                return _check(await self._http.post(path, json=body))
+                try:
+                    return await self._http.request(method, self._replicas.url(path), **kwargs)
+                except self._replicas.moves_on:
+                    self._replicas.failed()
+                    raise
         raise RuntimeError("unreachable")
 
     async def aclose(self) -> None:
