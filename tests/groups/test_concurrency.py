@@ -10,7 +10,8 @@ import httpx
 import pytest
 
 from stickyd.cli.child_service import running_service
-from tests.groups.conftest import Services, rebalance
+from stickyd.client.http import StickydClient
+from tests.groups.conftest import Services, ok, rebalance
 
 CALLERS = 10
 SUCCESSES_EACH = 5
@@ -63,3 +64,25 @@ def test_fifty_rebalances_from_ten_callers_on_two_services_get_fifty_consecutive
         assert state["generation"] == CALLERS * SUCCESSES_EACH - 1
         history = http.get(f"/v1/groups/{group}/history", params={"limit": 1000}).json()["generations"]
         assert [h["generation"] for h in history] == list(reversed(range(CALLERS * SUCCESSES_EACH)))
+
+
+@pytest.mark.parametrize("store", ["postgresql"])
+def test_a_group_rebalanced_on_one_replica_is_listed_and_continued_on_the_other_after_it_stops(
+    group_services: Services, store: str
+) -> None:
+    """Two `stickyd serve` on one PostgreSQL behind one address (docs/operating.md): a group started on
+    one replica is listed by the other, which hands out the next generation once the first is gone;
+    the Python client given both URLs moves on to the live one."""
+    backend, survivor = group_services.get(store)
+    group = f"failover-{store}"
+    with running_service(backend.env) as doomed, httpx.Client(base_url=doomed.url, timeout=30) as http:
+        first = ok(rebalance(http, group, -1, PROBLEM))
+        doomed_url = doomed.url
+    with StickydClient(f"{doomed_url},{survivor.url}", timeout=30, retries=1) as client:
+        listed = {entry.group_id for entry in client.groups().groups}
+        assert group in listed
+        moved_on = client.rebalance_group(group, first["generation"], PROBLEM)
+    assert moved_on.generation == first["generation"] + 1
+    assert moved_on.solution.model_dump(mode="json")["assignment"] == first["solution"]["assignment"], (
+        "nobody moves when nothing changed"
+    )
