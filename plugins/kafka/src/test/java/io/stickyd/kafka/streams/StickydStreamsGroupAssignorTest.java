@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
 import io.stickyd.kafka.StickydHttpClient;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -24,6 +25,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import javax.management.ObjectName;
 import org.apache.kafka.coordinator.group.api.streams.assignor.GroupAssignment;
 import org.apache.kafka.coordinator.group.api.streams.assignor.MemberAssignment;
 import org.junit.jupiter.api.AfterEach;
@@ -36,6 +38,13 @@ import org.junit.jupiter.api.Test;
  */
 class StickydStreamsGroupAssignorTest {
     private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** The JMX counter of fallbacks for {@code cause} of the streams group assignor in this JVM. */
+    private static double fallbacksFor(String cause) throws Exception {
+        ObjectName bean = new ObjectName(
+            "kafka.stickyd:type=assignor-metrics,assignor=stickyd,group-type=streams,cause=" + cause);
+        return ((Number) ManagementFactory.getPlatformMBeanServer().getAttribute(bean, "fallback-total")).doubleValue();
+    }
 
     // stateless subtopology 0 and stateful subtopology 1, two partitions each
     private static final StreamsGroups.Topology TOPOLOGY =
@@ -115,32 +124,38 @@ class StickydStreamsGroupAssignorTest {
     }
 
     @Test
-    void anAnswerThatDoesNotFitFallsBackToKafkasSticky() {
+    void anAnswerThatDoesNotFitFallsBackToKafkasSticky() throws Exception {
         answer.set(TARGET.replace("\"1_1\"], \"standby\": [\"1_0\"]", "], \"standby\": [\"1_0\"]"));
         long before = StickydStreamsGroupAssignor.fallbacks();
+        double invalid = fallbacksFor("invalid-answer");
         GroupAssignment assignment = assignor(2000).assign(GROUP, TOPOLOGY);
         assertEquals(before + 1, StickydStreamsGroupAssignor.fallbacks());
+        assertEquals(invalid + 1, fallbacksFor("invalid-answer"));
         assertEveryTaskActiveOnce(assignment);
     }
 
     @Test
-    void anErrorStatusFallsBack() {
+    void anErrorStatusFallsBack() throws Exception {
         status.set(503);
         answer.set("{\"detail\": \"busy\"}");
         long before = StickydStreamsGroupAssignor.fallbacks();
+        double erring = fallbacksFor("error-answer");
         assertEveryTaskActiveOnce(assignor(2000).assign(GROUP, TOPOLOGY));
         assertEquals(before + 1, StickydStreamsGroupAssignor.fallbacks());
+        assertEquals(erring + 1, fallbacksFor("error-answer"));
     }
 
     @Test
-    void aHungStickydFallsBackWithinTheDeadline() {
+    void aHungStickydFallsBackWithinTheDeadline() throws Exception {
         delayMs.set(3000);
         long before = StickydStreamsGroupAssignor.fallbacks();
+        double slow = fallbacksFor("timeout");
         long start = System.nanoTime();
         GroupAssignment assignment = assignor(300).assign(GROUP, TOPOLOGY);
         long tookMs = (System.nanoTime() - start) / 1_000_000;
         assertTrue(tookMs < 1500, "took " + tookMs + " ms");
         assertEquals(before + 1, StickydStreamsGroupAssignor.fallbacks());
+        assertEquals(slow + 1, fallbacksFor("timeout"));
         assertEveryTaskActiveOnce(assignment);
     }
 
