@@ -106,9 +106,10 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
         return added;
     }
 
-    /** How many assignments the uniform fallback has computed in this process (for {@code stickyd}). */
+    /** How many assignments the uniform fallback has computed in this process ({@code stickyd} and {@code stickyd-load}). */
     public static long fallbacks() {
-        return AssignorMetrics.of(NAME, "consumer").fallbacks();
+        return AssignorMetrics.of(NAME, "consumer").fallbacks()
+            + AssignorMetrics.of(StickydLoadConsumerGroupAssignor.NAME, "consumer").fallbacks();
     }
 
     @Override
