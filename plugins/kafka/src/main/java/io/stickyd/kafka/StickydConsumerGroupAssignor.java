@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
  * time, an error status, an answer that does not check out) the group is assigned by Kafka's own
  * {@link UniformAssignor} in-process. Every request, failover and fallback is counted in
  * {@link AssignorMetrics} (JMX {@code kafka.stickyd:type=assignor-metrics,assignor=stickyd,group-type=consumer});
- * an outage is logged once when it starts and once when stickyd answers again. {@code stickyd.url}
+ * an outage is logged once (per assignor: {@code stickyd}, {@code stickyd-load}) when it starts and
+ * once when stickyd answers again. {@code stickyd.url}
  * may list several replicas ({@link StickydHttpClient}).
  *
  * <p>As Kafka's own assignors: a member whose partitions do not change gets back the map it held, and a
