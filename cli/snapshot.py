@@ -19,23 +19,13 @@ def _fail(message: str) -> NoReturn:
 
 def _settings(bootstrap_server: str, config: list[str], command_config: Path | None) -> dict[str, str]:
     """Kafka settings from --command-config (a .properties file) then --config NAME=VALUE."""
-    settings = {"bootstrap.servers": bootstrap_server}
-    lines: list[tuple[str, str]] = []
-    if command_config is not None:
-        try:
-            text = command_config.read_text()
-        except OSError as error:
-            _fail(f"--command-config: {command_config}: cannot read ({error.strerror})")
-        lines += [(f"{command_config}:{n}", line.strip()) for n, line in enumerate(text.splitlines(), 1)]
-    lines += [("--config", item) for item in config]
-    for where, line in lines:
-        if not line or line.startswith(("#", "!")):
-            continue
-        name, sep, value = line.partition("=")
-        if not sep or not name.strip():
-            _fail(f"{where}: expected NAME=VALUE, got {line!r}")
-        settings[name.strip()] = value.strip()
-    return settings
+    from stickyd.client.kafka_settings import SettingsError, kafka_settings
+
+    try:
+        return kafka_settings(bootstrap_server, command_config, config)
+    except SettingsError as error:
+        where = "" if str(error).startswith("--config") else "--command-config: "
+        _fail(f"{where}{error}")
 
 
 def snapshot(

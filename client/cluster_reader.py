@@ -178,15 +178,9 @@ def _topic_partitions(
 def _offsets(admin: Any, used: dict[str, set[str]], partitions: dict[str, int], timeout_s: float) -> list[OffsetState]:
     """Committed offset (None when the group never committed there) and end offset of every
     partition of every topic a group subscribes to or is assigned."""
-    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-    from confluent_kafka.admin import OffsetSpec
+    from confluent_kafka import ConsumerGroupTopicPartitions
 
-    ends: dict[tuple[str, int], int] = {}
-    every = [TopicPartition(t, p) for t, n in sorted(partitions.items()) for p in range(n)]
-    if every:
-        answered = admin.list_offsets({tp: OffsetSpec.latest() for tp in every}, request_timeout=timeout_s)
-        for tp, future in answered.items():
-            ends[(tp.topic, tp.partition)] = int(future.result(timeout=timeout_s + 5).offset)
+    ends = end_offsets(admin, partitions, timeout_s)
     out: list[OffsetState] = []
     for group_id, topics in used.items():
         request = [ConsumerGroupTopicPartitions(group_id)]
@@ -202,3 +196,18 @@ def _offsets(admin: Any, used: dict[str, set[str]], partitions: dict[str, int], 
             if topic in topics
         )
     return out
+
+
+def end_offsets(admin: Any, partitions: Mapping[str, int], timeout_s: float) -> dict[tuple[str, int], int]:
+    """(topic, partition) -> its end offset (the offset the next record produced there gets), for
+    every partition of `partitions` (topic -> partition count); one ListOffsets round."""
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import OffsetSpec
+
+    every = [TopicPartition(t, p) for t, n in sorted(partitions.items()) for p in range(n)]
+    if not every:
+        return {}
+    answered = admin.list_offsets({tp: OffsetSpec.latest() for tp in every}, request_timeout=timeout_s)
+    return {
+        (tp.topic, tp.partition): int(future.result(timeout=timeout_s + 5).offset) for tp, future in answered.items()
+    }
