@@ -61,7 +61,7 @@ class Watcher:
         self.metrics.watch_sample_age.set_function(lambda: time.monotonic() - self._last_ok)
         self._thread = threading.Thread(target=self._run, name="stickyd-watch", daemon=True)
         self._thread.start()
-        log.info("watching %s: end offsets every %.0f s", self.bootstrap_servers, self.interval_s)
+        log.info("watching %s: end offsets every %g s", self.bootstrap_servers, self.interval_s)
 
     def stop(self) -> None:
         """Ends the thread (a round in flight finishes first, within its request timeout)."""
@@ -112,4 +112,13 @@ class Watcher:
         from confluent_kafka import TopicCollection
 
         described = self._admin.describe_topics(TopicCollection(topics), request_timeout=timeout)
-        return {name: str(future.result(timeout=timeout + 5).topic_id) for name, future in described.items()}
+        return {name: kafka_topic_id(future.result(timeout=timeout + 5).topic_id) for name, future in described.items()}
+
+
+URL_SAFE = str.maketrans("+/", "-_")
+
+
+def kafka_topic_id(topic_id: Any) -> str:
+    """A topic id as Kafka's Java Uuid.toString() prints it (URL-safe base64, what the KIP-848 plug-in
+    sends); confluent-kafka's str() uses the standard alphabet."""
+    return str(topic_id).translate(URL_SAFE).rstrip("=")
