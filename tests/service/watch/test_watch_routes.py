@@ -100,3 +100,13 @@ def test_an_unreachable_cluster_counts_errors_and_the_sample_age_grows(unreachab
     assert served["stickyd_watch_sample_errors_total"] >= 1
     assert served["stickyd_watch_samples_total"] == 0
     assert served["stickyd_watch_sample_age_seconds"] > 0
+
+
+def test_a_kafka_setting_librdkafka_refuses_stops_the_service_at_start_naming_it(tmp_path: Path) -> None:
+    from stickyd.service.watch.watcher import WatchUnavailable
+
+    app = create_app(
+        Settings(workers=1, data_dir=tmp_path, watch_bootstrap_servers="127.0.0.1:9", watch_config={"no.such": "x"})
+    )
+    with pytest.raises(WatchUnavailable, match="no.such"), TestClient(app):
+        pass
