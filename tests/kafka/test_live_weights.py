@@ -69,6 +69,21 @@ def _wait_for_rates(service: ServiceProcess, timeout_s: float = 20.0) -> list[in
     raise AssertionError(f"no rates for {TOPIC} within {timeout_s} s: {rates}")
 
 
+def _remembered_group_answer(service: ServiceProcess) -> dict[str, list[int]]:
+    """The group resource's door: a remembered group asking for live weights, by topic name."""
+    problem = {
+        "topics": {TOPIC: 6},
+        "partition_weights": "live",
+        "members": [{"id": "x", "topics": [TOPIC]}, {"id": "y", "topics": [TOPIC]}],
+        "options": {"balance": "load", "load_tolerance": 0},
+    }
+    body = {"kind": "consumer", "generation": -1, "problem": problem}
+    answer = httpx.post(f"{service.url}/v1/groups/live-remembered/rebalance", json=body, timeout=30)
+    assert answer.status_code == 200, answer.text
+    assignment: dict[str, dict[str, list[int]]] = answer.json()["solution"]["assignment"]
+    return {member: parts.get(TOPIC, []) for member, parts in assignment.items()}
+
+
 def _hot_apart(now: dict[str, frozenset[TP]]) -> bool:
     return len(now) == 2 and all(sum(tp in owned for tp in HOT) == 1 for owned in now.values())
 
@@ -85,6 +100,7 @@ def test_a_stickyd_load_group_with_live_weights_gets_the_hot_partitions_on_diffe
     try:
         rates = _wait_for_rates(service)
         assert rates[2:] == [0, 0, 0, 0], rates
+        remembered = _remembered_group_answer(service)
         asked_before = _metric(service, 'stickyd_requests_total{endpoint="/v1/assign/consumer"')
         members = [Member(broker.bootstrap, GROUP, f"c{i}", [TOPIC], assignor="stickyd-load") for i in range(2)]
         _, overlaps = settle(members, PARTITIONS, admin, GROUP, _hot_apart, timeout_s=30)
@@ -94,6 +110,7 @@ def test_a_stickyd_load_group_with_live_weights_gets_the_hot_partitions_on_diffe
         for member in members:
             member.leave()
         feeder.stop()
+    assert sorted(sum(p in (0, 1) for p in parts) for parts in remembered.values()) == [1, 1], remembered
     assert overlaps == []
     assert described.partition_assignor == "stickyd-load"
     owned = [{(tp.topic, tp.partition) for tp in m.assignment.topic_partitions} for m in described.members]
