@@ -110,3 +110,17 @@ def test_a_kafka_setting_librdkafka_refuses_stops_the_service_at_start_naming_it
     )
     with pytest.raises(WatchUnavailable, match="no.such"), TestClient(app):
         pass
+
+
+def test_the_cluster_routes_need_a_token_and_take_any_tenants(tmp_path: Path) -> None:
+    """401 without a token; with a token of any tenant, the route answers (here: 404, nothing watched)."""
+    from stickyd.service.store.tokens import create_token
+
+    for client in _client(tmp_path, auth="required"):
+        tokens = [create_token(client.app.state.database, tenant) for tenant in ("team-a", "team-b")]  # type: ignore[attr-defined]
+        for path in ("/v1/cluster/rates", "/v1/cluster/groups"):
+            answer = client.get(path)
+            assert answer.status_code == 401, answer.text
+            assert answer.headers["www-authenticate"].startswith("Bearer")
+            for token in tokens:
+                assert client.get(path, headers={"Authorization": f"Bearer {token}"}).status_code == 404
