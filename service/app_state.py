@@ -123,7 +123,7 @@ def _watcher(settings: Settings, metrics: Metrics) -> Watcher | None:
     if not settings.watch_bootstrap_servers:
         return None
     kafka = kafka_settings(settings.watch_bootstrap_servers, settings.watch_command_config, given=settings.watch_config)
-    return Watcher(kafka, settings.watch_interval_s, settings.watch_window_s, metrics)
+    return Watcher(kafka, settings.watch_interval_s, settings.watch_window_s, metrics, settings.log_level == "debug")
 
 
 async def get_services(request: Request) -> Services:

@@ -21,6 +21,9 @@ from stickyd.service.watch.rates import LiveRates, RateWindow
 from stickyd.solvers.time_policy import WATCH_REQUEST_TIMEOUT_S, WATCH_STOP_S
 
 log = logging.getLogger(__name__)
+librdkafka_log = logging.getLogger(f"{__name__}.librdkafka")
+"""librdkafka's own lines (each failed connection, ...), drained every round; shown only with
+STICKYD_LOG_LEVEL=debug: the watcher logs a failure once itself, and the metrics count them."""
 
 
 class WatchUnavailable(RuntimeError):
@@ -28,8 +31,11 @@ class WatchUnavailable(RuntimeError):
 
 
 class Watcher:
-    def __init__(self, settings: Mapping[str, str], interval_s: float, window_s: float, metrics: Metrics) -> None:
+    def __init__(
+        self, settings: Mapping[str, str], interval_s: float, window_s: float, metrics: Metrics, debug: bool = False
+    ) -> None:
         self.settings = dict(settings)
+        librdkafka_log.setLevel(logging.DEBUG if debug else logging.CRITICAL + 1)
         self.interval_s = interval_s
         self.metrics = metrics
         self.rates = LiveRates(window_s=0.0)
@@ -54,7 +60,9 @@ class Watcher:
                 "watching a Kafka cluster needs confluent-kafka: pip install 'stickyd[kafka]'"
             ) from None
         try:
-            self._admin = AdminClient({**self.settings, "client.id": self.settings.get("client.id", "stickyd-watch")})
+            client_id = self.settings.get("client.id", "stickyd-watch")
+            config: dict[str, Any] = {**self.settings, "client.id": client_id, "logger": librdkafka_log}
+            self._admin = AdminClient(config)
         except KafkaException as error:
             raise WatchUnavailable(f"STICKYD_WATCH_*: {error.args[0].str()}") from None
         self._last_ok = time.monotonic()
@@ -83,6 +91,7 @@ class Watcher:
                     log.warning("reading %s failed (%s); retrying every %.0f s", self.bootstrap_servers, error,
                                 self.interval_s)  # fmt: skip
                 failing = True
+            self._admin.poll(0)  # librdkafka's log lines (they wait in its queue until polled)
             self._stop.wait(self.interval_s)
 
     def sample(self) -> None:
