@@ -13,10 +13,11 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 RUN python -m venv /opt/stickyd
 ENV PATH=/opt/stickyd/bin:$PATH
 WORKDIR /src
-# dependencies first, in their own layer: they change far less often than the source
+# dependencies first, in their own layer: they change far less often than the source; the `kafka`
+# extra too, so that the service can watch a cluster (STICKYD_WATCH_BOOTSTRAP_SERVERS)
 COPY pyproject.toml README.md ./
-RUN python -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies'], sep='\n')" \
-        > /tmp/requirements.txt \
+RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
+print(*p['dependencies'], *p['optional-dependencies']['kafka'], sep='\n')" > /tmp/requirements.txt \
     && pip install -r /tmp/requirements.txt
 # the packages, each a folder of the repository, installed under the one import name `stickyd`
 COPY stickyd ./stickyd

@@ -14,6 +14,7 @@ Connection settings are named as Kafka names them (`bootstrap.servers`, `securit
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,6 +89,12 @@ class ClusterState:
     offsets: list[OffsetState] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     """Groups not read, each with the reason (empty, another protocol type, an error)."""
+    ends_at: float | None = None
+    """monotonic time just after the end offsets in `offsets` were read."""
+    rates: dict[tuple[str, int], float | None] = field(default_factory=dict)
+    """(topic, partition) -> records/s produced there between two readings (`measure_rates`);
+    None where the end offset went back (the topic was created again)."""
+    rate_window_s: float | None = None
 
 
 def kafka_python_config(settings: Mapping[str, str]) -> dict[str, Any]:
@@ -129,8 +136,33 @@ def read_cluster(settings: Mapping[str, str], groups: Iterable[str] = (), timeou
     topics = sorted({t for g in state.groups for m in g.members for t in (*m.subscription, *m.assignment)})
     state.partitions, state.partition_racks = _topic_partitions(admin, topics, timeout_s)
     used = {g.group_id: {t for m in g.members for t in (*m.subscription, *m.assignment)} for g in state.groups}
-    state.offsets = _offsets(admin, used, state.partitions, timeout_s)
+    ends = end_offsets(admin, state.partitions, timeout_s)
+    state.ends_at = time.monotonic()
+    state.offsets = _offsets(admin, used, ends, timeout_s)
     return state
+
+
+def measure_rates(settings: Mapping[str, str], state: ClusterState, window_s: float, timeout_s: float = 30.0) -> None:
+    """Reads the end offsets again `window_s` after `read_cluster` did, and sets `state.rates`:
+    records/s per partition of the groups' topics (the Admin API tells records, not bytes)."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    if state.ends_at is None or not state.offsets:
+        return
+    first = {(o.topic, o.partition): o.end for o in state.offsets}
+    admin = AdminClient({**settings, "socket.timeout.ms": int(timeout_s * 1000)})
+    try:
+        admin.list_topics(timeout=timeout_s)  # connected before the window ends: the reading is on time
+        time.sleep(max(0.0, state.ends_at + window_s - time.monotonic()))
+        then = end_offsets(admin, state.partitions, timeout_s)
+    except KafkaException as error:
+        raise ClusterError(f"cannot read end offsets: {error.args[0].str()}") from None
+    span = time.monotonic() - state.ends_at
+    state.rate_window_s = span
+    state.rates = {
+        key: None if key not in then or then[key] < end else (then[key] - end) / span for key, end in first.items()
+    }
 
 
 def _list_groups(admin: Any, timeout_s: float) -> dict[str, str]:
@@ -175,18 +207,13 @@ def _topic_partitions(
     return counts, racks
 
 
-def _offsets(admin: Any, used: dict[str, set[str]], partitions: dict[str, int], timeout_s: float) -> list[OffsetState]:
-    """Committed offset (None when the group never committed there) and end offset of every
-    partition of every topic a group subscribes to or is assigned."""
-    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-    from confluent_kafka.admin import OffsetSpec
+def _offsets(
+    admin: Any, used: dict[str, set[str]], ends: dict[tuple[str, int], int], timeout_s: float
+) -> list[OffsetState]:
+    """Committed offset (None when the group never committed there) and end offset (`ends`) of
+    every partition of every topic a group subscribes to or is assigned."""
+    from confluent_kafka import ConsumerGroupTopicPartitions
 
-    ends: dict[tuple[str, int], int] = {}
-    every = [TopicPartition(t, p) for t, n in sorted(partitions.items()) for p in range(n)]
-    if every:
-        answered = admin.list_offsets({tp: OffsetSpec.latest() for tp in every}, request_timeout=timeout_s)
-        for tp, future in answered.items():
-            ends[(tp.topic, tp.partition)] = int(future.result(timeout=timeout_s + 5).offset)
     out: list[OffsetState] = []
     for group_id, topics in used.items():
         request = [ConsumerGroupTopicPartitions(group_id)]
@@ -202,3 +229,18 @@ def _offsets(admin: Any, used: dict[str, set[str]], partitions: dict[str, int], 
             if topic in topics
         )
     return out
+
+
+def end_offsets(admin: Any, partitions: Mapping[str, int], timeout_s: float) -> dict[tuple[str, int], int]:
+    """(topic, partition) -> its end offset (the offset the next record produced there gets), for
+    every partition of `partitions` (topic -> partition count); one ListOffsets round."""
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import OffsetSpec
+
+    every = [TopicPartition(t, p) for t, n in sorted(partitions.items()) for p in range(n)]
+    if not every:
+        return {}
+    answered = admin.list_offsets({tp: OffsetSpec.latest() for tp in every}, request_timeout=timeout_s)
+    return {
+        (tp.topic, tp.partition): int(future.result(timeout=timeout_s + 5).offset) for tp, future in answered.items()
+    }

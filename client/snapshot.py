@@ -7,7 +7,10 @@
                   as its subscription names it; KIP-848: the member epoch) and rack, the partitions'
                   replica racks where the brokers have racks, and the protocol (cooperative for
                   `cooperative-sticky` classic groups and for KIP-848 groups, else eager).
-    lag.jsonl     one row per (group, topic, partition): committed offset, end offset, lag, owner.
+    lag.jsonl     one row per (group, topic, partition): committed offset, end offset, lag, owner,
+                  and `rate`: records/s produced there between two readings of the end offsets
+                  `--rate-window-s` apart (null with a window of 0, or where the end offset went
+                  back: the topic was created again).
     groups.jsonl  what the coordinators said, per group: protocol, state, assignor, epoch and members
                   (client id, host, instance id, subscription, assignment, KIP-848 target).
 """
@@ -72,9 +75,14 @@ def lag_rows(state: ClusterState) -> list[dict[str, Any]]:
             "end_offset": o.end,
             "lag": None if o.committed is None else max(o.end - o.committed, 0),
             "member": owners.get((o.group_id, o.topic, o.partition)),
+            "rate": _rounded(state.rates.get((o.topic, o.partition))),
         }
         for o in state.offsets
     ]
+
+
+def _rounded(rate: float | None) -> float | None:
+    return None if rate is None else round(rate, 3)
 
 
 def group_rows(state: ClusterState) -> list[dict[str, Any]]:

@@ -10,10 +10,13 @@ from typing import Any
 
 from fastapi import Request
 
+from stickyd.client.kafka_settings import kafka_settings
 from stickyd.service.http.metrics import Metrics
 from stickyd.service.processes.pool import SolverPool, Timing
 from stickyd.service.processes.solve_job import JobResult, Limits
 from stickyd.service.settings import Settings
+from stickyd.service.watch.rates import LiveRates
+from stickyd.service.watch.watcher import Watcher
 
 log = logging.getLogger("stickyd.access")
 
@@ -39,6 +42,7 @@ class Services:
             max_subtopology_clients=settings.max_subtopology_clients,
             floor_scale=settings.floor_scale,
         )
+        self.watcher = _watcher(settings, self.metrics)
 
     def _count_restart(self, pool: str) -> Callable[[str], None]:
         def count(reason: str) -> None:
@@ -55,11 +59,22 @@ class Services:
         return self.solvers.restarts + self.fallback.restarts
 
     async def start(self) -> None:
+        if self.watcher is not None:
+            self.watcher.start()
         await self.solvers.start()
         await self.fallback.start()
 
     async def close(self) -> None:
-        await asyncio.gather(self.solvers.close(), self.fallback.close())
+        stopping = asyncio.to_thread(self.watcher.stop) if self.watcher is not None else asyncio.sleep(0)
+        await asyncio.gather(self.solvers.close(), self.fallback.close(), stopping)
+
+    def live_rates(self, body: bytes | dict[str, Any]) -> LiveRates | None:
+        """The watcher's rates when the request may ask for them (`"live"` in its bytes, or its
+        parsed partition_weights), else None: a request without it carries nothing more."""
+        if self.watcher is None:
+            return None
+        wants = body.get("partition_weights") == "live" if isinstance(body, dict) else b'"live"' in body
+        return self.watcher.rates if wants else None
 
     def record(self, endpoint: str, result: JobResult, elapsed: float, timing: Timing) -> None:
         requests, latency, queue_wait, solve = self._series(endpoint, result.strategy, result.status, result.solver)
@@ -102,6 +117,13 @@ class Services:
             )
             self._series_of[key] = found
         return found
+
+
+def _watcher(settings: Settings, metrics: Metrics) -> Watcher | None:
+    if not settings.watch_bootstrap_servers:
+        return None
+    kafka = kafka_settings(settings.watch_bootstrap_servers, settings.watch_command_config, given=settings.watch_config)
+    return Watcher(kafka, settings.watch_interval_s, settings.watch_window_s, metrics, settings.log_level == "debug")
 
 
 async def get_services(request: Request) -> Services:

@@ -18,6 +18,8 @@ from stickyd.solvers.time_policy import (
     MAX_TIME_LIMIT_MS,
     RESPONSE_MARGIN_MS,
     SHUTDOWN_GRACE_S,
+    WATCH_INTERVAL_S,
+    WATCH_WINDOW_S,
 )
 
 
@@ -72,6 +74,18 @@ class Settings(BaseSettings):
     """generations of each group kept in its history."""
     history_max_age_s: float = Field(7 * 86_400, gt=0)
     """history older than this is dropped (the current generation always stays)."""
+    watch_bootstrap_servers: str | None = None
+    """Kafka's bootstrap.servers of the one cluster whose partitions' produce rates `partition_weights:
+    "live"` reads (and GET /v1/cluster/groups shows); unset: the service watches no cluster."""
+    watch_command_config: Path | None = None
+    """a .properties file of Kafka client settings for it (security.protocol, sasl.*, ssl.*), as
+    Kafka's tools take with --command-config."""
+    watch_config: dict[str, str] = Field(default_factory=dict)
+    """more Kafka client settings, as a JSON object (they win over the file's)."""
+    watch_interval_s: float = Field(WATCH_INTERVAL_S, ge=0.1)
+    """how often the end offsets are read."""
+    watch_window_s: float = Field(WATCH_WINDOW_S, gt=0)
+    """the span a rate is measured over."""
 
 
 @lru_cache

@@ -173,3 +173,18 @@ PER_TOPIC_BUILD_S_PER_PAIR = 1e-5
 be solved in time."""
 LOAD_REPAIR_SHARE = 0.3
 """Part of what is left of the budget the load heuristic's repair of the bottleneck may use."""
+
+# Watching a Kafka cluster: the partitions' produce rates behind `partition_weights: "live"` (service/watch/)
+
+WATCH_INTERVAL_S = 10.0
+"""How often the service reads every partition's end offset (one ListOffsets and one Metadata
+request per round: cheap for the cluster, and a rate follows a change within a few rounds)."""
+WATCH_WINDOW_S = 60.0
+"""The span a rate is measured over: long enough that a producer's batching (KIP-480 sticks to one
+partition per batch) evens out, short enough that a shifted load shows within a minute."""
+WATCH_REQUEST_TIMEOUT_S = 10.0
+"""How long one Admin API request of the watcher may take; a round that overruns counts as a failed sample."""
+WATCH_STOP_S = 15.0
+"""How long shutting the service down waits for the watcher's thread (a request in flight finishes)."""
+SNAPSHOT_RATE_WINDOW_S = 5.0
+"""`stickyd snapshot`: the default time between its two readings of the end offsets."""

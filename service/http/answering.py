@@ -152,6 +152,7 @@ async def solve_body(
                 hand_off_limit_s=settings.fallback_limit_ms / 1000,
             ),
             timing=timing,
+            live=services.live_rates(body),
         )
     except ProcessLookupError:
         # the solver process died with the job (replaced already): the fallback pool answers
@@ -187,6 +188,7 @@ async def _fallback(
             watch=Watch(guard=time.monotonic() + limit_s, guard_after_deadline_s=margin_s + limit_s),
             fallback_reason=reason,
             timing=Timing(),
+            live=services.live_rates(body),
         )
     except ProcessLookupError:  # the fallback process died too (it is replaced): nothing answered
         fallback = None

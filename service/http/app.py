@@ -26,6 +26,7 @@ from stickyd.service.http.auth import add_authentication, current_tenant
 from stickyd.service.http.offline_docs import add_offline_docs
 from stickyd.service.settings import Settings, get_settings
 from stickyd.service.ui import add_ui
+from stickyd.service.watch.routes import cluster
 
 log = logging.getLogger("stickyd.access")
 
@@ -120,6 +121,7 @@ def create_app(settings: Settings | None = None) -> StickydApp:
     app.answer_directly(assign)
     app.include_router(ops)
     app.include_router(groups)
+    app.include_router(cluster)
     _add_error_handlers(app)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
@@ -66,4 +66,22 @@ class Metrics:
             "Clients that went away before their answer, by stage (body, solve).",
             ["endpoint", "stage"],
             registry=self.registry,
+        )
+        # the watched Kafka cluster (service/watch/): all 0 when the service watches none
+        self.watch_sample_age = Gauge(
+            "stickyd_watch_sample_age_seconds",
+            "Seconds since the watcher last read every partition's end offset (since it started, before "
+            "its first success); 0 when the service watches no cluster.",
+            registry=self.registry,
+        )
+        self.watch_samples = Counter(
+            "stickyd_watch_samples", "Successful readings of the watched cluster's end offsets.", registry=self.registry
+        )
+        self.watch_errors = Counter(
+            "stickyd_watch_sample_errors",
+            "Readings of the watched cluster that failed (unreachable, refused, timed out).",
+            registry=self.registry,
+        )
+        self.watch_partitions = Gauge(
+            "stickyd_watch_partitions", "Partitions with a measured produce rate.", registry=self.registry
         )

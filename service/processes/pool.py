@@ -30,6 +30,7 @@ from stickyd.service.processes.pipe_frames import encode_frame
 from stickyd.service.processes.shared_area import SHARED_MIN_BYTES, Shared
 from stickyd.service.processes.solve_job import JobResult, Kind, Limits, error
 from stickyd.service.processes.solver_handle import ProcessAnswer, SolverProcess, exit_or_kill, start_solver_process
+from stickyd.service.watch.rates import LiveRates
 from stickyd.solvers.time_policy import CLOSE_WAIT_S, HAND_OFF_POLL_S, INTERRUPT_WAIT_S
 
 log = logging.getLogger(__name__)
@@ -191,10 +192,12 @@ class SolverPool:
         watch: Watch,
         fallback_reason: str | None = None,
         timing: Timing,
+        live: LiveRates | None = None,
     ) -> JobResult | None:
         """The job's answer, or None when no process was free by `watch.start_by` (then
         timing.started is False) or the job was still running past its guard and its patience
-        (Watch). Cancelling the caller (the client went away) stops the job."""
+        (Watch). Cancelling the caller (the client went away) stops the job. `live`: the watched
+        cluster's rates, sent along for a request that asks for `partition_weights: "live"`."""
         worker = await self._take_idle(watch.guard if watch.start_by is None else watch.start_by, timing)
         if worker is None:
             return None
@@ -205,7 +208,9 @@ class SolverPool:
         worker.deadlines[guarded.job] = guarded.told
         assert worker.process.stdin is not None
         worker.process.stdin.write(
-            encode_frame(("job", guarded.job, kind, sent, limits, arrived, fallback_reason, guarded.expected_deadline))
+            encode_frame(
+                ("job", guarded.job, kind, sent, limits, arrived, fallback_reason, guarded.expected_deadline, live)
+            )
         )
         try:
             return await self._answer_or_give_up(worker, guarded, watch, timing)

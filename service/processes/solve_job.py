@@ -20,6 +20,8 @@ from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
 from stickyd.service.admission.promise_floor import floor_ms
 from stickyd.service.admission.request_cost import over_limits, request_cost
 from stickyd.service.http.json_guard import load_object_fast
+from stickyd.service.watch.live_weights import fill_live_weights
+from stickyd.service.watch.rates import LiveRates
 from stickyd.solvers import solve_consumer, solve_streams
 from stickyd.solvers.budget import TimeBudget
 from stickyd.solvers.collector import collector_paused
@@ -84,6 +86,7 @@ def run_job(
     arrived: float | None = None,
     fallback_reason: str | None = None,
     on_deadline: Callable[[float], None] | None = None,
+    live: LiveRates | None = None,
 ) -> JobResult:
     """Parse, check limits, solve. Never raises for anything a client can send.
 
@@ -91,12 +94,13 @@ def run_job(
     request already) its contract dict: then it is not serialised and parsed again.
 
     The request's time limit counts from `arrived` (a monotonic instant, where the request came
-    in; now when None); once the limit is known, `on_deadline` is told the deadline.
+    in; now when None); once the limit is known, `on_deadline` is told the deadline. `live`: the
+    watched cluster's rates, for `partition_weights: "live"` (None: the service watches none).
     """
     arrived = time.monotonic() if arrived is None else arrived
     # a 1M-partition body decodes to a million small lists: no cyclic collections meanwhile
     with collector_paused():
-        return _run_job(kind, body, limits, arrived, fallback_reason, on_deadline)
+        return _run_job(kind, body, limits, arrived, fallback_reason, on_deadline, live)
 
 
 def _run_job(
@@ -106,6 +110,7 @@ def _run_job(
     arrived: float,
     fallback_reason: str | None,
     on_deadline: Callable[[float], None] | None,
+    live: LiveRates | None = None,
 ) -> JobResult:
     # a large consumer body in the common shape: decoded with its claims as columns (models/consumer/wire.py)
     wire = (
@@ -127,7 +132,7 @@ def _run_job(
         sent = len(body) if isinstance(body, bytes) else 0  # a parsed request is not decoded again
         floor = floor_ms(kind, cost.partitions, sent, limits.floor_scale)
         context = wire.context if wire is not None else None
-        return _solve(kind, data, limits, arrived, fallback_reason, on_deadline, sizes, floor, context)
+        return _solve(kind, data, limits, arrived, fallback_reason, on_deadline, sizes, floor, context, live)
     except ProblemError as problem:
         return error(422, problem.field, problem.reason, partitions=sizes["partitions"], members=sizes["members"])
 
@@ -142,10 +147,14 @@ def _solve(
     sizes: dict[str, int],
     floor: int = 0,
     context: dict[str, Any] | None = None,
+    live: LiveRates | None = None,
 ) -> JobResult:
     started = time.perf_counter()
     problem: ConsumerProblem | StreamsProblem
     problem = parse(ConsumerProblem, data, context) if kind == "consumer" else parse(StreamsProblem, data)
+    measured: list[str] = []
+    if isinstance(problem, ConsumerProblem):
+        problem, measured = fill_live_weights(problem, live)
     asked = problem.options.time_limit_ms or limits.default_time_limit_ms
     capped = min(asked, limits.max_time_limit_ms)
     kept = max(capped, floor)  # the time limit this request can be kept to: the promise
@@ -161,6 +170,7 @@ def _solve(
     else:
         solution = solve_streams(problem, fallback_reason=fallback_reason, budget=budget)
     stats = solution.stats
+    stats.warnings.extend(measured)
     if capped < asked:
         stats.warnings.append(f"time_limit_ms capped to {capped} (STICKYD_MAX_TIME_LIMIT_MS)")
     if kept > capped:

@@ -116,7 +116,7 @@ def _serve(frames_in: BinaryIO, frames_out: BinaryIO, memory_cap_bytes: int, are
         message = read_frame(frames_in)
         if message is None:  # the parent closed our stdin: stop
             return
-        _, job_id, kind, body, limits, arrived, fallback_reason, expected_deadline = message
+        _, job_id, kind, body, limits, arrived, fallback_reason, expected_deadline, live = message
         started = time.monotonic()
         if isinstance(body, Shared):  # a large body: in the memory file the parent shares
             body = read_area(area_fd, body.length)
@@ -127,7 +127,9 @@ def _serve(frames_in: BinaryIO, frames_out: BinaryIO, memory_cap_bytes: int, are
                 if abs(deadline - expected) > DEADLINE_TOLERANCE_S:  # the parent guessed another limit
                     write_frame(frames_out, ("deadline", job, deadline))
 
-            result = run_job(kind, body, limits, arrived=arrived, fallback_reason=fallback_reason, on_deadline=tell)
+            result = run_job(
+                kind, body, limits, arrived=arrived, fallback_reason=fallback_reason, on_deadline=tell, live=live
+            )
             _Current.job = -1
         except JobCancelled:
             _Current.job = -1

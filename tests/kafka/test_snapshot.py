@@ -6,6 +6,7 @@ the moves a direct solve of the same groups gives."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -131,11 +132,12 @@ def snapshot_dir(
     groups = [arg for group, _, _ in GROUPS for arg in ("--group", group)]
     result = subprocess.run(
         [*STICKYD, "snapshot", "--bootstrap-server", apache_kafka.bootstrap, "--out", str(out), *groups,
-         "--group", "snap-nobody", "--config", "client.id=stickyd-snapshot-test"],
+         "--group", "snap-nobody", "--config", "client.id=stickyd-snapshot-test", "--rate-window-s", "0.5"],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "3 groups (7 members" in result.stderr and "skipped snap-nobody: no such group" in result.stderr
+    assert re.search(r"produce rates of \d+ partitions over \d+\.\d s \(total 0\.0 records/s\)", result.stderr)
     return out
 
 
@@ -168,7 +170,7 @@ def test_snapshot_equals_the_groups_real_members_subscriptions_assignment_and_ra
     assert described["snap-kip848"]["protocol"] == "consumer" and described["snap-kip848"]["epoch"] > 0
 
 
-def test_snapshot_lag_is_end_offset_minus_committed_per_owned_partition(
+def test_snapshot_lag_is_end_offset_minus_committed_per_owned_partition_with_its_rate(
     real_groups: list[RealMember], snapshot_dir: Path
 ) -> None:
     lag = {(r["group_id"], r["topic"], r["partition"]): r for r in _rows(snapshot_dir / "lag.jsonl")}
@@ -179,6 +181,7 @@ def test_snapshot_lag_is_end_offset_minus_committed_per_owned_partition(
                 assert row["committed_offset"] == p + 1 and row["end_offset"] == RECORDS_PER_PARTITION
                 assert row["lag"] == RECORDS_PER_PARTITION - (p + 1)
                 assert row["member"] == m.consumer.memberid()
+                assert row["rate"] == 0.0  # nothing was produced between the snapshot's two readings
     assert lag == {}  # no row for a partition the groups do not use
 
 

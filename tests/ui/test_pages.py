@@ -172,6 +172,14 @@ def test_another_tenants_group_is_not_found(page: Any, site: Site) -> None:
         assert anonymous.get("/v1/groups/orders-app/timeline").status_code == 401
 
 
+def test_the_cluster_page_says_when_the_service_watches_no_cluster(page: Any, site: Site) -> None:
+    use_token(page, site)
+    page.wait_for_selector("body[data-ready=groups]")
+    page.click("nav a[href='#/cluster']")
+    page.wait_for_selector("body[data-ready=cluster]")
+    assert "watches no Kafka cluster" in page.inner_text("#no-cluster")
+
+
 def test_the_browser_asked_nothing_of_another_host(site: Site) -> None:
     """Runs after the pages above: every request any of them made went to the service."""
     assert site.requested and all(url.startswith(f"{site.url}/") for url in site.requested), site.requested

@@ -1,6 +1,6 @@
 // stickyd's operator page: the groups the service keeps, one group's members, assignment and
-// history, "what if" and "why". Everything it shows comes from /v1/groups with the token typed in
-// above (kept in this tab's sessionStorage). No library: DOM and SVG built by hand, no innerHTML.
+// history, "what if" and "why"; and the watched Kafka cluster's consumer groups. Everything it shows
+// comes from /v1/groups and /v1/cluster with the token typed in above (kept in this tab's sessionStorage). No library: DOM and SVG built by hand, no innerHTML.
 "use strict";
 
 (() => {
@@ -132,6 +132,42 @@
       h("td", {}, last ? when(last.created_at) : "-"), num(last ? last.moves : "-"),
       h("td", { class: "num" }, answerBadge(last)), h("td", {}, last ? last.solver : "-"),
       h("td", {}, last ? `${fmt(last.min_load)}-${fmt(last.max_load)}` : "-"));
+  }
+
+  // ---- the watched cluster's consumer groups (GET /v1/cluster/groups) ------------------------
+
+  async function showCluster() {
+    let cluster;
+    try {
+      cluster = await api("/v1/cluster/groups");
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) {
+        put(main, h("h1", {}, "Cluster"), h("p", { class: "muted", id: "no-cluster" },
+          "This service watches no Kafka cluster (set ", h("code", {}, "STICKYD_WATCH_BOOTSTRAP_SERVERS"), ")."));
+        return ready("cluster");
+      }
+      return failed(error, "the watched cluster");
+    }
+    const heads = ["group", "protocol", "state", "assignor", "members", "lag", "records/s"];
+    const table = h("table", { id: "cluster-groups" },
+      h("thead", {}, h("tr", {}, heads.map((name, i) => h("th", { class: i > 3 ? "num" : "" }, name)))),
+      h("tbody", {}, cluster.groups.map(clusterRow)));
+    put(main, h("h1", {}, "Cluster ", h("span", { class: "muted" }, cluster.bootstrap_servers)),
+      cluster.groups.length ? h("div", { class: "card scroll-x" }, table)
+        : h("p", { class: "muted", id: "no-cluster-groups" }, "No consumer group with members."),
+      cluster.skipped.length ? h("p", { class: "muted" }, `Not shown: ${cluster.skipped.join("; ")}`) : null);
+    ready("cluster");
+  }
+
+  function clusterRow(group) {
+    const members = group.members.map((m) => {
+      const parts = sum(Object.values(m.assignment).map((p) => p.length));
+      return h("li", { "data-member": m.client_id }, `${m.client_id} (${m.host}): ${parts} partitions`);
+    });
+    return h("tr", { "data-cluster-group": group.group_id },
+      h("td", {}, group.group_id), h("td", {}, group.protocol), h("td", {}, group.state), h("td", {}, group.assignor),
+      h("td", { class: "num" }, fmt(group.members.length), h("ul", { class: "members" }, members)),
+      num(group.total_lag), num(group.total_rate));
   }
 
   // ---- one group: what it holds ------------------------------------------------------------
@@ -509,6 +545,7 @@
     const path = location.hash.replace(/^#/, "") || "/";
     const group = path.match(/^\/group\/([^?]+)(?:\?(.*))?$/);
     if (group) return showGroup(decodeURIComponent(group[1]), new URLSearchParams(group[2] || ""));
+    if (path === "/cluster") return showCluster();
     return showGroups();
   }
 

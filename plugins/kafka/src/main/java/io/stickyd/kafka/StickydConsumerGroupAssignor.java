@@ -40,6 +40,8 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
     public static final String NAME = "stickyd";
     /** How far above the best bottleneck load an answer of {@code stickyd-load} may stay to move less. */
     public static final String LOAD_TOLERANCE_CONFIG = "stickyd.load.tolerance";
+    /** {@code live}: {@code stickyd-load} asks for the partitions' produce rates the service measures. */
+    public static final String LOAD_WEIGHTS_CONFIG = "stickyd.load.weights";
     static final String PATH = "v1/assign/consumer";
 
     private static final Logger LOG = LoggerFactory.getLogger(StickydConsumerGroupAssignor.class);
@@ -54,6 +56,7 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
     private final UniformAssignor fallback = new UniformAssignor();
     private volatile StickydHttpClient client = StickydHttpClient.fromConfig(Map.of(), System.getenv());
     private volatile ObjectNode options;
+    private volatile boolean liveWeights;
 
     public StickydConsumerGroupAssignor() {
         this(NAME, false);
@@ -76,6 +79,7 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
     public void configure(Map<String, ?> configs) {
         client = StickydHttpClient.fromConfig(configs, System.getenv());
         options = options(configs);
+        liveWeights = byLoad && liveWeights(configs);
         String described = client.describe() + " with a " + client.timeoutMs() + " ms deadline";
         if (!(name + described).equals(lastConfigured)) {
             lastConfigured = name + described;
@@ -107,6 +111,18 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
         return added;
     }
 
+    /** {@code stickyd.load.weights}: unset (every partition weighs the same) or {@code live}. */
+    private static boolean liveWeights(Map<String, ?> configs) {
+        Object weights = configs.get(LOAD_WEIGHTS_CONFIG);
+        if (weights == null || weights.toString().isBlank()) {
+            return false;
+        }
+        if (!weights.toString().trim().equals("live")) {
+            throw new IllegalArgumentException(LOAD_WEIGHTS_CONFIG + " must be live or unset, got " + weights);
+        }
+        return true;
+    }
+
     /** How many assignments the uniform fallback has computed in this process ({@code stickyd} and {@code stickyd-load}). */
     public static long fallbacks() {
         return AssignorMetrics.of(NAME, "consumer").fallbacks()
@@ -120,6 +136,9 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
         try {
             ConsumerRequestBuilder.Request request =
                 ConsumerRequestBuilder.build(group, topics, Math.max(1, stickyd.firstShareMs() / 2), options);
+            if (liveWeights) {
+                request.body().put("partition_weights", "live");
+            }
             JsonNode answer = stickyd.post(PATH, request.body(), metrics::failedOver);
             GroupAssignment assignment = ConsumerResponseReader.read(answer, request, group, topics);
             if (metrics.answered(started)) {

@@ -37,7 +37,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The assignors at Kafka's interface, on the coordinator's own spec classes and a stub stickyd: unchanged
  * members get their map back, unknown topics are refused as Kafka's assignors refuse them, and
- * {@code stickyd-load} asks for balance by load.
+ * {@code stickyd-load} asks for balance by load (and, with {@code stickyd.load.weights=live}, the measured rates).
  */
 class StickydConsumerGroupAssignorTest {
     private static final Uuid ORDERS = new Uuid(7L, 1L);
@@ -151,5 +151,19 @@ class StickydConsumerGroupAssignorTest {
                     Map.of(StickydConsumerGroupAssignor.LOAD_TOLERANCE_CONFIG, bad)), bad);
             assertTrue(refused.getMessage().startsWith("stickyd.load.tolerance"), refused.getMessage());
         }
+    }
+
+    @Test
+    void withLiveWeightsTheLoadAssignorAsksForTheMeasuredRatesAndTheConsumerAssignorDoesNot() {
+        answer = "{\"assignment\": {\"a\": {\"T\": [0, 1]}, \"b\": {\"T\": [2, 3]}}}";
+        Map<String, Object> live = Map.of(StickydConsumerGroupAssignor.LOAD_WEIGHTS_CONFIG, "live");
+        configured(new StickydLoadConsumerGroupAssignor(), live).assign(group(Set.of(ORDERS)), TOPICS);
+        assertEquals("live", asked.get().path("partition_weights").asText());
+        configured(new StickydConsumerGroupAssignor(), live).assign(group(Set.of(ORDERS)), TOPICS);
+        assertFalse(asked.get().has("partition_weights"), "counts need no weights");
+        IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+            () -> configured(new StickydLoadConsumerGroupAssignor(),
+                Map.of(StickydConsumerGroupAssignor.LOAD_WEIGHTS_CONFIG, "bytes")));
+        assertTrue(refused.getMessage().startsWith("stickyd.load.weights"), refused.getMessage());
     }
 }
