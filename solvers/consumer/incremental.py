@@ -7,8 +7,9 @@ loaded members reading their topics, a joiner takes units from the most loaded m
 its topics, and a few chains of hand-overs (A gives a unit of t to B, B one of u to C) even out
 what eligibility keeps apart. This module builds that candidate in time proportional to what
 moves, then proves it optimal (stickyd.solvers.consumer.incremental_proof: no negative cycle in
-its residual graph) or gives up, and the dispatcher runs the full min-cost flow
-(solvers/consumer/flow.py) as before.
+its residual graph; the needless moves it still makes cancelled first,
+stickyd.solvers.consumer.incremental_moves) or gives up, and the dispatcher runs the full
+min-cost flow (solvers/consumer/flow.py) as before.
 
 Scope: every topic plain (no co-partitioning, no racks: one unit is one partition), balance
 `count` with max_imbalance 0. Anything else returns None.
@@ -22,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from stickyd.models.consumer.index import ConsumerIndex
-from stickyd.solvers.consumer.incremental_proof import FAR, least_reachable, no_negative_cycle
+from stickyd.solvers.consumer.incremental_moves import aggregate, realize, settle
+from stickyd.solvers.consumer.incremental_proof import least_reachable
 
 MIN_UNITS = 10_000
 """units from which the dispatcher tries this first: below, the full flow takes a few ms and its
@@ -46,17 +48,27 @@ class Layout:
     """pool p's units are owner[offsets[p]:offsets[p + 1]]."""
     eligible: np.ndarray
     """bool (pools, members): who may take a pool's units."""
+    claimed: np.ndarray
+    """(members, pools): units of each pool each member owned before."""
 
     def loads(self) -> np.ndarray:
         placed = self.owner >= 0
         return np.bincount(self.owner[placed], minlength=self.member_count).astype(np.int64)
 
     def counts(self) -> np.ndarray:
-        """(members, pools): units of each pool each member holds."""
-        placed = self.owner >= 0
-        pools = len(self.offsets) - 1
-        key = self.owner[placed] * pools + self.pool[placed]
-        return np.bincount(key, minlength=self.member_count * pools).reshape(self.member_count, pools)
+        """(members, pools): units of each pool each member holds, from `claimed` and the few
+        units whose owner changed."""
+        counts = self.kept()
+        moved = np.flatnonzero((self.owner != self.claimant) & (self.owner >= 0))
+        np.add.at(counts, (self.owner[moved], self.pool[moved]), 1)
+        return counts
+
+    def kept(self) -> np.ndarray:
+        """(members, pools): units of each pool each member holds of those it owned before."""
+        kept = self.claimed.copy()
+        gone = np.flatnonzero((self.owner != self.claimant) & (self.claimant >= 0))
+        np.subtract.at(kept, (self.claimant[gone], self.pool[gone]), 1)
+        return kept
 
     def held(self) -> np.ndarray:
         """bool (members, pools): who holds at least one unit of each pool."""
@@ -76,8 +88,16 @@ def solve_incremental(index: ConsumerIndex, give_up_at: float = float("inf")) ->
     _place_unclaimed(layout, unclaimed, loads)
     for joiner in joiners.tolist():
         _take_for_joiner(layout, joiner, loads)
-    if not _repair(layout, loads, give_up_at) or not _proven(layout, loads, give_up_at):
+    if not _repair(layout, loads, give_up_at):
         return None
+    before, kept = layout.counts(), layout.kept()
+    counts = before.copy()
+    # proven optimal, after cancelling the needless moves the chains made (incremental_moves.py)
+    if not settle(counts, layout.claimed, layout.eligible, give_up_at):
+        return None
+    # topics whose counts changed, or whose members hold others' units while theirs are elsewhere
+    wrong = ((before != counts) | (kept != np.minimum(counts, layout.claimed))).any(axis=0)
+    realize(layout.owner, layout.claimant, layout.offsets, counts, np.flatnonzero(wrong))
     return [layout.owner[a:b] for a, b in zip(layout.offsets[:-1], layout.offsets[1:], strict=True)]
 
 
@@ -92,13 +112,15 @@ def _layout(index: ConsumerIndex) -> Layout | None:
     eligible = np.zeros((len(groups), n), dtype=bool)
     for p, members in enumerate(index.eligible_ids):
         eligible[p, members] = True
+    pool = np.repeat(np.arange(len(groups), dtype=np.int64), sizes)
     return Layout(
         member_count=n,
         owner=claimant.copy(),
         claimant=claimant,
-        pool=np.repeat(np.arange(len(groups), dtype=np.int64), sizes),
+        pool=pool,
         offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
         eligible=eligible,
+        claimed=aggregate(claimant, pool, n, len(groups)),
     )
 
 
@@ -139,7 +161,7 @@ def _take_for_joiner(layout: Layout, joiner: int, loads: np.ndarray) -> None:
     topics while that member has at least two more than the joiner: its highest-numbered unit of
     the topic it holds most of."""
     pools = np.flatnonzero(layout.eligible[:, joiner])
-    held = _own_units(layout, pools)
+    held = layout.kept()[:, pools]
     taken: dict[tuple[int, int], int] = {}
     holders = held.sum(axis=1) > 0
     while holders.any():
@@ -158,16 +180,6 @@ def _take_for_joiner(layout: Layout, joiner: int, loads: np.ndarray) -> None:
         start = layout.offsets[pool]
         mine = np.flatnonzero(layout.owner[start : layout.offsets[pool + 1]] == giver)
         layout.owner[start + mine[-count:]] = joiner
-
-
-def _own_units(layout: Layout, pools: np.ndarray) -> np.ndarray:
-    """(members, len(pools)) units of those pools each member holds as their claimant."""
-    n = layout.member_count
-    column = np.full(len(layout.offsets) - 1, -1, dtype=np.int64)
-    column[pools] = np.arange(len(pools))
-    own = (layout.owner == layout.claimant) & (column[layout.pool] >= 0)
-    key = layout.owner[own] * len(pools) + column[layout.pool[own]]
-    return np.bincount(key, minlength=n * len(pools)).reshape(n, len(pools))
 
 
 def _repair(layout: Layout, loads: np.ndarray, give_up_at: float) -> bool:
@@ -240,19 +252,3 @@ def _hand_over(layout: Layout, pool: int, giver: int, taker: int) -> None:
         if len(units):
             owner[units[-1]] = taker
             return
-
-
-def _proven(layout: Layout, loads: np.ndarray, give_up_at: float = float("inf")) -> bool:
-    """The answer's residual graph has no negative cycle (stickyd.solvers.consumer.incremental_proof).
-    A simple cycle's moves part is at most its arcs in absolute value, so a balance weight above
-    members + pools + 1 puts balance first exactly as the lexicographic weights do."""
-    n, pools = layout.member_count, len(layout.offsets) - 1
-    own = layout.owner == layout.claimant
-    held_own = np.bincount(layout.owner[own] * pools + layout.pool[own], minlength=n * pools)
-    foreign = ~own
-    held_foreign = np.bincount(layout.owner[foreign] * pools + layout.pool[foreign], minlength=n * pools)
-    gone = foreign & (layout.claimant >= 0)
-    given = np.bincount(layout.claimant[gone] * pools + layout.pool[gone], minlength=n * pools)
-    hand_over = np.where(held_foreign > 0, 0, np.where(held_own > 0, 1, FAR)).reshape(n, pools)
-    take = np.where(given.reshape(n, pools).T > 0, -1, np.where(layout.eligible, 0, FAR))
-    return no_negative_cycle(hand_over, take, loads, n + pools + 2, give_up_at)

@@ -15,10 +15,12 @@ residual arcs of an answer are:
 - member m -> sink: m's load grows by one, B (2 L(m) + 1); sink -> m: it shrinks, -B (2 L(m) - 1);
   B exceeds any count of moves, so balance comes first.
 
-`no_negative_cycle` runs Bellman-Ford from a virtual root over dense (members x topics) tables: if
+`negative_cycle` runs Bellman-Ford from a virtual root over dense (members x topics) tables: if
 a full round changes no distance, the distances are potentials under which every residual arc has
 non-negative reduced cost, so no cycle is negative and the answer is optimal (balance, then moves).
-A round count past MAX_ROUNDS proves nothing either way; the dispatcher then runs the full flow.
+A cycle among its predecessors is a negative one, which the caller cancels (moving units around
+it) before asking again. A round count past MAX_ROUNDS proves nothing either way; the dispatcher
+then runs the full flow.
 """
 
 from __future__ import annotations
@@ -33,30 +35,69 @@ FAR = np.int64(2**61)
 """no arc: far above any path's cost, far below int64's overflow when a distance is added."""
 
 
-def no_negative_cycle(
+def negative_cycle(
     hand_over: np.ndarray, take: np.ndarray, loads: np.ndarray, balance: int, give_up_at: float = float("inf")
-) -> bool:
-    """Whether the residual graph is free of negative cycles (proven by converged distances;
-    False also when not proven by `give_up_at`, time.monotonic).
+) -> list[int] | bool:
+    """True when the residual graph is proven free of negative cycles (converged distances); a
+    negative cycle when one shows among the predecessors (nodes: members, then topics, then the
+    sink, in the arcs' direction); False when neither is known after MAX_ROUNDS or `give_up_at`.
 
     `hand_over` (members, topics) and `take` (topics, members): arc costs, FAR for no arc;
     `balance`: B, the weight of one unit of squared load."""
+    n, topics = hand_over.shape
+    sink_node = n + topics
     up = balance * (2 * loads + 1)
     down = np.where(loads > 0, -balance * (2 * loads - 1), FAR)
-    member = np.zeros(len(loads), dtype=np.int64)
-    topic = np.zeros(hand_over.shape[1], dtype=np.int64)
-    sink = 0
-    for _ in range(MAX_ROUNDS):
+    member, topic, sink = np.zeros(n, dtype=np.int64), np.zeros(topics, dtype=np.int64), 0
+    parent = np.full(sink_node + 1, -1, dtype=np.int64)
+    for rounds in range(MAX_ROUNDS):
         if time.monotonic() > give_up_at:
             return False
-        new_sink = min(sink, int((member + up).min()))
-        new_member = np.minimum(member, new_sink + down)
-        new_topic = np.minimum(topic, (new_member[:, None] + hand_over).min(axis=0))
-        new_member = np.minimum(new_member, (new_topic[:, None] + take).min(axis=0))
-        if new_sink == sink and (new_member == member).all() and (new_topic == topic).all():
+        changed = np.zeros(sink_node + 1, dtype=bool)
+        via = int(np.argmin(member + up))
+        if member[via] + up[via] < sink:
+            sink, parent[sink_node], changed[sink_node] = int(member[via] + up[via]), via, True
+        better = sink + down < member
+        member = np.where(better, sink + down, member)
+        parent[:n][better], changed[:n] = sink_node, better
+        # the topics, from the members holding them; then the members, from the topics they read
+        through = member[:, None] + hand_over
+        best = through.argmin(axis=0)
+        cost = through[best, np.arange(topics)]
+        better = cost < topic
+        topic = np.where(better, cost, topic)
+        parent[n:sink_node][better], changed[n:sink_node] = best[better], better
+        through = topic[:, None] + take
+        best = through.argmin(axis=0)
+        cost = through[best, np.arange(n)]
+        better = cost < member
+        member = np.where(better, cost, member)
+        parent[:n][better] = n + best[better]
+        changed[:n] |= better
+        if not changed.any():
             return True
-        sink, member, topic = new_sink, new_member, new_topic
+        if rounds % 4 == 3:
+            cycle = _parent_cycle(parent, int(np.flatnonzero(changed)[0]))
+            if cycle:
+                return cycle
     return False
+
+
+def _parent_cycle(parent: np.ndarray, start: int) -> list[int]:
+    """The cycle the predecessors lead into from `start` (in the arcs' direction), or none.
+
+    A cycle among Bellman-Ford's predecessors has negative cost (its arcs were each the last to
+    lower a distance)."""
+    seen: dict[int, int] = {}
+    path: list[int] = []
+    node = start
+    while node >= 0 and node not in seen:
+        seen[node] = len(path)
+        path.append(node)
+        node = int(parent[node])
+    if node < 0:
+        return []
+    return path[seen[node] :][::-1]
 
 
 def least_reachable(eligible: np.ndarray, held: np.ndarray, loads: np.ndarray) -> np.ndarray | None:

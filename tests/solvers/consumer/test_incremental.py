@@ -22,7 +22,8 @@ from stickyd.solvers.consumer.classes import build_classes
 from stickyd.solvers.consumer.dispatch import _uniform_unit_weights
 from stickyd.solvers.consumer.flow import solve_min_cost_flow
 from stickyd.solvers.consumer.incremental import Layout, solve_incremental, water_fill
-from stickyd.solvers.consumer.incremental_proof import least_reachable
+from stickyd.solvers.consumer.incremental_moves import _cost, aggregate, realize, settle
+from stickyd.solvers.consumer.incremental_proof import FAR, least_reachable, negative_cycle
 from stickyd.solvers.consumer.result import build_solution
 from stickyd.solvers.outcome import Outcome
 from tests.conftest import assert_valid
@@ -170,26 +171,42 @@ def test_water_fill_raises_the_lowest_loads_first() -> None:
 
 def _layout(owner: list[int], claimant: list[int], pool: list[int], eligible: list[list[bool]]) -> Layout:
     sizes = np.bincount(pool, minlength=len(eligible))
+    members = len(eligible[0])
     return Layout(
-        member_count=len(eligible[0]),
+        member_count=members,
         owner=np.array(owner),
         claimant=np.array(claimant),
         pool=np.array(pool),
         offsets=np.concatenate([[0], np.cumsum(sizes)]),
         eligible=np.array(eligible),
+        claimed=aggregate(np.array(claimant), np.array(pool), members, len(eligible)),
     )
 
 
-def _proven(layout: Layout) -> bool:
-    return stickyd.solvers.consumer.incremental._proven(layout, layout.loads())
+def _verdict(layout: Layout) -> list[int] | bool:
+    """True: proven optimal; a list: a negative cycle (members, then topics, then the sink)."""
+    n, pools = layout.member_count, len(layout.offsets) - 1
+    counts = aggregate(layout.owner, layout.pool, n, pools)
+    claimed = aggregate(layout.claimant, layout.pool, n, pools)
+    hand_over = np.where(counts > claimed, 0, np.where(counts > 0, 1, FAR))
+    take = np.where((counts < claimed).T, -1, np.where(layout.eligible, 0, FAR))
+    return negative_cycle(hand_over, take, counts.sum(axis=1), n + pools + 2)
+
+
+def _settled(layout: Layout) -> list[int]:
+    """The owners once the negative cycles are cancelled and the counts dealt again."""
+    counts = layout.counts()
+    assert settle(counts, layout.claimed, layout.eligible)
+    realize(layout.owner, layout.claimant, layout.offsets, counts, np.arange(len(layout.offsets) - 1))
+    return [int(x) for x in layout.owner]
 
 
 def test_the_proof_rejects_a_member_two_above_a_reader_of_its_topic() -> None:
     # topic 0 (3 units) all on member 0; member 1 reads it and holds nothing
     layout = _layout([0, 0, 0], [0, 0, 0], [0, 0, 0], [[True, True]])
-    assert not _proven(layout)
-    layout.owner[2] = 1
-    assert _proven(layout)
+    assert isinstance(_verdict(layout), list)
+    assert _settled(layout) == [0, 0, 1]
+    assert _verdict(layout) is True
 
 
 def test_the_proof_follows_chains_of_hand_overs() -> None:
@@ -200,10 +217,10 @@ def test_the_proof_follows_chains_of_hand_overs() -> None:
     assert layout.loads().tolist() == [3, 2, 0]
     reach = least_reachable(layout.eligible, layout.held(), layout.loads())
     assert reach is not None and reach.tolist() == [0, 0, 0]
-    assert not _proven(layout)
+    assert isinstance(_verdict(layout), list)
     # the chain done: member 0 gives a unit of topic 0 to member 1, which gives one of topic 1 to 2
-    layout.owner[:] = [0, 0, 1, 2, 1]
-    assert _proven(layout)
+    assert _settled(layout) == [0, 0, 1, 1, 2]
+    assert _verdict(layout) is True
 
 
 def test_the_proof_rejects_a_move_that_balance_does_not_need() -> None:
@@ -211,16 +228,27 @@ def test_the_proof_rejects_a_move_that_balance_does_not_need() -> None:
     it back keeps the balance and saves a move."""
     layout = _layout([2, 2, 1, 1], [0, 1, 1, 1], [0, 0, 0, 0], [[True, True, True]])
     assert layout.loads().tolist() == [0, 2, 2]
-    assert not _proven(layout)
-    # taken from the heavier member only, the same loads need the one move... and are proven
-    layout.owner[:] = [0, 2, 1, 1]
-    assert layout.loads().tolist() == [1, 2, 1]
-    assert _proven(layout)
+    assert isinstance(_verdict(layout), list)
+    # cancelled: member 0 has its partition back, the joiner takes one of member 1's three
+    assert _settled(layout) == [0, 1, 1, 2]
+    assert _verdict(layout) is True
 
 
 def test_the_proof_rejects_a_member_holding_anothers_unit_while_its_own_is_elsewhere() -> None:
-    """Members 0 and 1 swapped their partitions of one topic: same loads, two needless moves."""
+    """Members 0 and 1 swapped their partitions of one topic: same loads, two needless moves,
+    which dealing the counts again undoes."""
     layout = _layout([1, 0], [0, 1], [0, 0], [[True, True]])
-    assert not _proven(layout)
-    layout.owner[:] = [0, 1]
-    assert _proven(layout)
+    assert _verdict(layout) is True  # as counts, nothing is wrong
+    assert _settled(layout) == [0, 1]
+
+
+def test_a_cycle_among_the_predecessors_is_negative() -> None:
+    layout = _layout([0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [[True, True, True]])
+    cycle = _verdict(layout)
+    assert isinstance(cycle, list)
+    n, pools = layout.member_count, 1
+    counts = aggregate(layout.owner, layout.pool, n, pools)
+    claimed = aggregate(layout.claimant, layout.pool, n, pools)
+    hand_over = np.where(counts > claimed, 0, np.where(counts > 0, 1, FAR))
+    take = np.where((counts < claimed).T, -1, np.where(layout.eligible, 0, FAR))
+    assert _cost(cycle, hand_over, take, counts.sum(axis=1), n + pools + 2) < 0
