@@ -31,6 +31,9 @@ MIN_UNITS = 10_000
 answer stays the one it always gave, byte for byte, among equally optimal ones."""
 MAX_REPAIRS = 2_000
 """hand-over chains the candidate may still need for balance; past that the full flow is cheaper."""
+MAX_UNBALANCED_SHARE = 0.01
+"""members that could pass partitions down to a lighter one before the event, at most (a share of
+all): the previous assignment was balanced, give or take."""
 MAX_CELLS = 20_000_000
 """members x topics beyond which the dense tables of the proof cost more than the full flow."""
 
@@ -83,6 +86,8 @@ def solve_incremental(index: ConsumerIndex, give_up_at: float = float("inf")) ->
     if layout is None:
         return None
     loads = layout.loads()
+    if not _balanced_before(layout, loads):
+        return None
     unclaimed = np.flatnonzero(layout.owner < 0)
     joiners = np.flatnonzero((loads == 0) & layout.eligible.any(axis=0))
     _place_unclaimed(layout, unclaimed, loads)
@@ -99,6 +104,18 @@ def solve_incremental(index: ConsumerIndex, give_up_at: float = float("inf")) ->
     wrong = ((before != counts) | (kept != np.minimum(counts, layout.claimed))).any(axis=0)
     realize(layout.owner, layout.claimant, layout.offsets, counts, np.flatnonzero(wrong))
     return [layout.owner[a:b] for a, b in zip(layout.offsets[:-1], layout.offsets[1:], strict=True)]
+
+
+def _balanced_before(layout: Layout, loads: np.ndarray) -> bool:
+    """Whether the claims alone are (nearly) balanced, members owning nothing aside: after stickyd's
+    own optimum and a leave, a join or partitions added they are; after Kafka's assignors they are
+    not, and the full flow is the tool (hundreds of thousands of moves are no increment)."""
+    far = np.iinfo(np.int64).max // 4
+    before = np.where(loads > 0, loads, far)
+    reach = least_reachable(layout.eligible, layout.kept() > 0, before)
+    if reach is None:
+        return False
+    return int(np.count_nonzero(reach <= before - 2)) <= MAX_UNBALANCED_SHARE * layout.member_count
 
 
 def _layout(index: ConsumerIndex) -> Layout | None:
