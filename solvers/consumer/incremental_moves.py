@@ -20,7 +20,7 @@ import numpy as np
 from stickyd.solvers.consumer.incremental_proof import FAR, negative_cycle
 
 MAX_CANCELS = 200
-"""negative cycles cancelled at most before the full flow is left to answer."""
+"""rounds of cancelling negative cycles at most before the full flow is left to answer."""
 
 
 def aggregate(owner: np.ndarray, pool: np.ndarray, members: int, pools: int) -> np.ndarray:
@@ -44,9 +44,18 @@ def settle(counts: np.ndarray, claimed: np.ndarray, eligible: np.ndarray, give_u
         found = negative_cycle(hand_over, take, loads, balance, give_up_at)
         if found is True or found is False:
             return found
-        if _cost(found, hand_over, take, loads, balance) >= 0:
-            return False  # not the negative cycle it must be: prove nothing
-        _cancel(found, counts)
+        # cycles meeting only at the sink change disjoint counts and loads: all go round at once
+        used: set[int] = set()
+        cancelled = 0
+        for cycle in found:
+            inner = set(cycle) - {n + pools}
+            if inner & used or _cost(cycle, hand_over, take, loads, balance) >= 0:
+                continue
+            used |= inner
+            _cancel(cycle, counts)
+            cancelled += 1
+        if not cancelled:
+            return False  # not the negative cycles they must be: prove nothing
     return False
 
 

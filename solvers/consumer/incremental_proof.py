@@ -37,9 +37,9 @@ FAR = np.int64(2**61)
 
 def negative_cycle(
     hand_over: np.ndarray, take: np.ndarray, loads: np.ndarray, balance: int, give_up_at: float = float("inf")
-) -> list[int] | bool:
-    """True when the residual graph is proven free of negative cycles (converged distances); a
-    negative cycle when one shows among the predecessors (nodes: members, then topics, then the
+) -> list[list[int]] | bool:
+    """True when the residual graph is proven free of negative cycles (converged distances); the
+    negative cycles among the predecessors when some show (nodes: members, then topics, then the
     sink, in the arcs' direction); False when neither is known after MAX_ROUNDS or `give_up_at`.
 
     `hand_over` (members, topics) and `take` (topics, members): arc costs, FAR for no arc;
@@ -76,28 +76,32 @@ def negative_cycle(
         changed[:n] |= better
         if not changed.any():
             return True
-        if rounds % 4 == 3:
-            cycle = _parent_cycle(parent, int(np.flatnonzero(changed)[0]))
-            if cycle:
-                return cycle
+        if rounds % 2 == 1:
+            cycles = parent_cycles(parent, np.flatnonzero(changed).tolist())
+            if cycles:
+                return cycles
     return False
 
 
-def _parent_cycle(parent: np.ndarray, start: int) -> list[int]:
-    """The cycle the predecessors lead into from `start` (in the arcs' direction), or none.
+def parent_cycles(parent: np.ndarray, starts: list[int]) -> list[list[int]]:
+    """The cycles the predecessors lead into from `starts` (each in the arcs' direction), each once.
 
-    A cycle among Bellman-Ford's predecessors has negative cost (its arcs were each the last to
-    lower a distance)."""
-    seen: dict[int, int] = {}
-    path: list[int] = []
-    node = start
-    while node >= 0 and node not in seen:
-        seen[node] = len(path)
-        path.append(node)
-        node = int(parent[node])
-    if node < 0:
-        return []
-    return path[seen[node] :][::-1]
+    A cycle among Bellman-Ford's predecessors has negative cost (each of its arcs was the last to
+    lower a distance: Cormen et al., Introduction to Algorithms, lemma 24.16)."""
+    done: set[int] = set()
+    cycles: list[list[int]] = []
+    for start in starts:
+        on_path: dict[int, int] = {}
+        path: list[int] = []
+        node = start
+        while node >= 0 and node not in done and node not in on_path:
+            on_path[node] = len(path)
+            path.append(node)
+            node = int(parent[node])
+        if node >= 0 and node in on_path:
+            cycles.append(path[on_path[node] :][::-1])
+        done.update(path)
+    return cycles
 
 
 def least_reachable(eligible: np.ndarray, held: np.ndarray, loads: np.ndarray) -> np.ndarray | None:

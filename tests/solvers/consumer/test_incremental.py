@@ -183,8 +183,8 @@ def _layout(owner: list[int], claimant: list[int], pool: list[int], eligible: li
     )
 
 
-def _verdict(layout: Layout) -> list[int] | bool:
-    """True: proven optimal; a list: a negative cycle (members, then topics, then the sink)."""
+def _verdict(layout: Layout) -> list[list[int]] | bool:
+    """True: proven optimal; a list: negative cycles (members, then topics, then the sink)."""
     n, pools = layout.member_count, len(layout.offsets) - 1
     counts = aggregate(layout.owner, layout.pool, n, pools)
     claimed = aggregate(layout.claimant, layout.pool, n, pools)
@@ -244,11 +244,12 @@ def test_the_proof_rejects_a_member_holding_anothers_unit_while_its_own_is_elsew
 
 def test_a_cycle_among_the_predecessors_is_negative() -> None:
     layout = _layout([0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [[True, True, True]])
-    cycle = _verdict(layout)
-    assert isinstance(cycle, list)
+    cycles = _verdict(layout)
+    assert isinstance(cycles, list) and cycles
     n, pools = layout.member_count, 1
     counts = aggregate(layout.owner, layout.pool, n, pools)
     claimed = aggregate(layout.claimant, layout.pool, n, pools)
     hand_over = np.where(counts > claimed, 0, np.where(counts > 0, 1, FAR))
     take = np.where((counts < claimed).T, -1, np.where(layout.eligible, 0, FAR))
-    assert _cost(cycle, hand_over, take, counts.sum(axis=1), n + pools + 2) < 0
+    for cycle in cycles:
+        assert _cost(cycle, hand_over, take, counts.sum(axis=1), n + pools + 2) < 0
