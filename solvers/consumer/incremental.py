@@ -29,8 +29,10 @@ from stickyd.solvers.consumer.incremental_proof import least_reachable
 MIN_UNITS = 10_000
 """units from which the dispatcher tries this first: below, the full flow takes a few ms and its
 answer stays the one it always gave, byte for byte, among equally optimal ones."""
-MAX_REPAIRS = 2_000
-"""hand-over chains the candidate may still need for balance; past that the full flow is cheaper."""
+MAX_REPAIRS = 256
+"""hand-over chains the candidate may still need for balance, and members that need one, at most:
+each chain is a search over the (members x topics) tables, so past this the full flow is cheaper
+(partitions added to a tenth of the topics of a 1M x 2,000 group: about 1,900 members need one)."""
 MAX_UNBALANCED_SHARE = 0.01
 """members that could pass partitions down to a lighter one before the event, at most (a share of
 all): the previous assignment was balanced, give or take."""
