@@ -139,10 +139,14 @@ def resolve_claims(
     gen = generation[member[live]]
     # per partition: the highest generation claiming it, and how many claim it at that generation
     size = int(offsets[-1])
-    best = np.full(size, np.iinfo(np.int64).min, dtype=np.int64)
-    np.maximum.at(best, key, gen)
-    best_gen = best[key]
-    at_best = gen == best_gen
+    if len(gen) and gen.min() == gen.max():  # one generation (the common case): every claim is at the best
+        best_gen = gen
+        at_best = np.ones(len(gen), dtype=bool)
+    else:
+        best = np.full(size, np.iinfo(np.int64).min, dtype=np.int64)
+        np.maximum.at(best, key, gen)
+        best_gen = best[key]
+        at_best = gen == best_gen
     # deduplicated, so a second claim of a key at its best generation is another member's: a tie
     tied_flat = np.bincount(key[at_best], minlength=size) > 1
     tied_key = tied_flat[key]
@@ -216,8 +220,10 @@ def _subscribes(
         known = {s: s if s <= position.keys() else s & position.keys() for s in dict.fromkeys(subscriptions)}
         ids = SubscriptionIds.of([known[s] for s in subscriptions], position)
     set_of, cols = ids.which, ids.topics
-    rows = np.repeat(np.arange(len(ids.sizes), dtype=np.int64), ids.sizes)
     width = len(position)
+    if (ids.sizes == width).all():  # every member reads every topic (equal subscriptions)
+        return np.ones(len(member), dtype=bool)
+    rows = np.repeat(np.arange(len(ids.sizes), dtype=np.int64), ids.sizes)
     if len(ids.sizes) * width <= DENSE_SUBSCRIPTIONS:
         table = np.zeros((len(ids.sizes), width), dtype=bool)
         table[rows, cols] = True
