@@ -154,6 +154,19 @@ def test_claims_far_from_balance_are_evened_by_chains_as_the_reference_does() ->
     assert figures(FAR_FROM_BALANCE, owners, INCREMENTAL) == (reference["squares"], reference["moves"])
 
 
+def test_claims_far_from_balance_before_the_event_are_left_to_the_full_flow() -> None:
+    """x owns all of topic a, which y (owning one partition of b) reads too: the previous
+    assignment was no optimum, so there is no increment to start from."""
+    problem = {
+        "topics": {"a": 6, "b": 2},
+        "members": [
+            {"id": "x", "topics": ["a"], "owned": {"a": [0, 1, 2, 3, 4, 5]}, "generation": 1},
+            {"id": "y", "topics": ["a", "b"], "owned": {"b": [0]}, "generation": 1},
+        ],
+    }
+    assert incremental(problem) is None
+
+
 @pytest.mark.parametrize(
     "extra",
     [{"copartitioned": [["a", "b"]]}, {"partition_racks": {"b": [["r1"], ["r2"]]}}],
