@@ -36,8 +36,9 @@ each chain is a search over the (members x topics) tables, so past this the full
 MAX_UNBALANCED_SHARE = 0.01
 """members that could pass partitions down to a lighter one before the event, at most (a share of
 all): the previous assignment was balanced, give or take."""
-MAX_CELLS = 20_000_000
-"""members x topics beyond which the dense tables of the proof cost more than the full flow."""
+MAX_CELLS = 4_000_000
+"""members x topics at most: the proof keeps a few dense int64 tables of that size (32 MB each at
+the most; 1M partitions x 2,000 members over 500 topics: 1M cells)."""
 
 
 @dataclass
