@@ -69,6 +69,28 @@ class ReportedClaims:
 
 
 @dataclass(frozen=True)
+class SubscriptionIds:
+    """The members' subscriptions as topic numbers (positions in the sorted topic names), each
+    distinct subscription once: member m reads topics[start[d]:start[d + 1]] for d = which[m]."""
+
+    which: np.ndarray
+    sizes: np.ndarray
+    topics: np.ndarray
+
+    @classmethod
+    def of(cls, subscriptions: Sequence[frozenset[str]], position: dict[str, int]) -> SubscriptionIds:
+        """`subscriptions` must hold only topics `position` numbers; each distinct one looked up
+        once, at C speed."""
+        distinct: dict[frozenset[str], int] = {}
+        which = np.fromiter(
+            (distinct.setdefault(s, len(distinct)) for s in subscriptions), np.int64, len(subscriptions)
+        )
+        sizes = np.fromiter(map(len, distinct), dtype=np.int64, count=len(distinct))
+        topics = np.fromiter(map(position.__getitem__, chain.from_iterable(distinct)), np.int64, int(sizes.sum()))
+        return cls(which, sizes, topics)
+
+
+@dataclass(frozen=True)
 class Resolution:
     owner: dict[str, np.ndarray]
     """subscribed topic -> resolved claimant per partition, or NO_OWNER."""
@@ -86,10 +108,12 @@ def resolve_claims(
     topic_counts: dict[str, int],
     subscribed_topics: Sequence[str],
     columns: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    ids: SubscriptionIds | None = None,
 ) -> Resolution:
     """Resolve the claims of `members` (sorted by id; index = member number) on `topic_counts`.
     `columns`: the claims as (member, topic, partition) when already flattened (topic = position
-    in `sorted(topic_counts)`, -1 when unknown); else read from the members' `owned` maps."""
+    in `sorted(topic_counts)`, -1 when unknown); else read from the members' `owned` maps.
+    `ids`: the subscriptions as those positions, when the caller has them."""
     names = tuple(sorted(topic_counts))
     position = {t: i for i, t in enumerate(names)}
     counts = np.array([topic_counts[t] for t in names], dtype=np.int64)
@@ -102,7 +126,7 @@ def resolve_claims(
     in_range = known & (partition < np.append(counts, 0)[topic])
     reported = ReportedClaims(member[in_range], topic[in_range], partition[in_range], names, len(members))
     subscribed = np.zeros(len(member), dtype=bool)
-    subscribed[in_range] = _subscribes(member[in_range], topic[in_range], subscriptions, position)
+    subscribed[in_range] = _subscribes(member[in_range], topic[in_range], subscriptions, position, ids)
 
     reason = np.full(len(member), -1, dtype=np.int64)
     reason[~known] = UNKNOWN_TOPIC
@@ -115,10 +139,14 @@ def resolve_claims(
     gen = generation[member[live]]
     # per partition: the highest generation claiming it, and how many claim it at that generation
     size = int(offsets[-1])
-    best = np.full(size, np.iinfo(np.int64).min, dtype=np.int64)
-    np.maximum.at(best, key, gen)
-    best_gen = best[key]
-    at_best = gen == best_gen
+    if len(gen) and gen.min() == gen.max():  # one generation (the common case): every claim is at the best
+        best_gen = gen
+        at_best = np.ones(len(gen), dtype=bool)
+    else:
+        best = np.full(size, np.iinfo(np.int64).min, dtype=np.int64)
+        np.maximum.at(best, key, gen)
+        best_gen = best[key]
+        at_best = gen == best_gen
     # deduplicated, so a second claim of a key at its best generation is another member's: a tie
     tied_flat = np.bincount(key[at_best], minlength=size) > 1
     tied_key = tied_flat[key]
@@ -180,19 +208,24 @@ def _distinct(
 
 
 def _subscribes(
-    member: np.ndarray, topic: np.ndarray, subscriptions: Sequence[frozenset[str]], position: dict[str, int]
+    member: np.ndarray,
+    topic: np.ndarray,
+    subscriptions: Sequence[frozenset[str]],
+    position: dict[str, int],
+    ids: SubscriptionIds | None = None,
 ) -> np.ndarray:
     """Whether each claimant subscribes to the claimed topic."""
-    distinct: dict[frozenset[str], int] = {}
-    set_of = np.fromiter((distinct.setdefault(s, len(distinct)) for s in subscriptions), np.int64, len(subscriptions))
-    # every (distinct subscription, topic) pair in one pass at C speed
-    known = [s if s <= position.keys() else s & position.keys() for s in distinct]
-    sizes = np.fromiter(map(len, known), dtype=np.int64, count=len(known))
-    cols = np.fromiter(map(position.__getitem__, chain.from_iterable(known)), np.int64, int(sizes.sum()))
-    rows = np.repeat(np.arange(len(known), dtype=np.int64), sizes)
+    if ids is None:
+        # only known topics count: each distinct subscription cut down once
+        known = {s: s if s <= position.keys() else s & position.keys() for s in dict.fromkeys(subscriptions)}
+        ids = SubscriptionIds.of([known[s] for s in subscriptions], position)
+    set_of, cols = ids.which, ids.topics
     width = len(position)
-    if len(known) * width <= DENSE_SUBSCRIPTIONS:
-        table = np.zeros((len(known), width), dtype=bool)
+    if (ids.sizes == width).all():  # every member reads every topic (equal subscriptions)
+        return np.ones(len(member), dtype=bool)
+    rows = np.repeat(np.arange(len(ids.sizes), dtype=np.int64), ids.sizes)
+    if len(ids.sizes) * width <= DENSE_SUBSCRIPTIONS:
+        table = np.zeros((len(ids.sizes), width), dtype=bool)
         table[rows, cols] = True
         return table[set_of[member], topic]
     keys = np.sort(rows * width + cols)

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import chain
 
 import numpy as np
 
-from stickyd.models.consumer.claims import NO_OWNER, ReportedClaims, resolve_claims
+from stickyd.models.consumer.claims import NO_OWNER, ReportedClaims, SubscriptionIds, resolve_claims
 from stickyd.models.consumer.problem import ConsumerProblem
 
 __all__ = ["NO_OWNER", "ConsumerIndex", "UnitGroup", "index_consumer_problem"]
@@ -87,21 +86,32 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
     warnings: list[str] = []
     # members mostly share a subscription: each distinct list is looked at once
     keys = [tuple(m.topics) for m in members]
-    existing = frozenset(problem.topics)  # set & set walks the smaller one: the subscription
-    distinct = {key: frozenset(key) & existing for key in dict.fromkeys(keys)}
+    existing = frozenset(problem.topics)
+    distinct: dict[tuple[str, ...], frozenset[str]] = {}
+    for key in dict.fromkeys(keys):
+        subscription = frozenset(key)
+        # set & set walks the smaller one (the subscription), but most subscriptions need no cut
+        distinct[key] = subscription if subscription <= existing else subscription & existing
     missing = sorted(set().union(*distinct) - problem.topics.keys())
     if missing:
         warnings.append(f"subscribed topics with no partitions yet, ignored: {', '.join(missing)}")
     subscriptions = tuple(map(distinct.__getitem__, keys))
-    subscribed = sorted(set().union(*subscriptions))
+    # every subscription as topic numbers, once: the subscribed topics, the claims' check and the
+    # readers of each topic all read them
+    names = sorted(problem.topics)
+    ids = SubscriptionIds.of(subscriptions, {t: i for i, t in enumerate(names)})
+    read = np.flatnonzero(np.bincount(ids.topics, minlength=len(names)))
+    subscribed = [names[i] for i in read.tolist()]
     topics = {t: problem.topics[t] for t in subscribed}
 
     member_ids = tuple(m.id for m in members)
-    claims = resolve_claims(members, member_ids, subscriptions, problem.topics, subscribed, claims_by_id(problem))
+    claims = resolve_claims(members, member_ids, subscriptions, problem.topics, subscribed, claims_by_id(problem), ids)
     owner, conflicted, reported = claims.owner, claims.conflicted, claims.reported
     warnings.extend(claims.warnings)
 
-    groups, cut = _unit_groups(problem, subscriptions, topics, owner)
+    row_of = np.full(len(names), -1, dtype=np.int64)
+    row_of[read] = np.arange(len(read))
+    groups, cut = _unit_groups(problem, subscriptions, topics, owner, _reading_pairs(ids, row_of))
     if cut:
         warnings.append(
             f"{cut} partitions of co-partitioned topics beyond the group's smallest partition "
@@ -144,6 +154,7 @@ def _unit_groups(
     subscriptions: tuple[frozenset[str], ...],
     topics: dict[str, int],
     owner: dict[str, np.ndarray],
+    reading: tuple[np.ndarray, np.ndarray],
 ) -> tuple[list[UnitGroup], int]:
     joined = [sorted(set(g)) for g in problem.copartitioned]
     in_group = {t for g in joined for t in g}
@@ -153,7 +164,7 @@ def _unit_groups(
     row = {t: i for i, t in enumerate(topics)}
     reads = np.zeros((len(topics), len(subscriptions)), dtype=bool)
     shared: dict[bytes, tuple[int, ...]] = {}
-    read_topic, reader = _reading_pairs(subscriptions, row)
+    read_topic, reader = reading
     reads[read_topic, reader] = True
     # a single topic's readers, for all topics at once: row r's are columns[starts[r]:starts[r + 1]]
     read_rows, columns = np.nonzero(reads)
@@ -202,18 +213,17 @@ def _unit_groups(
     return groups, cut
 
 
-def _reading_pairs(subscriptions: tuple[frozenset[str], ...], row: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+def _reading_pairs(ids: SubscriptionIds, row_of: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(topic row, member) for every subscribed topic of every member: each distinct
-    subscription's topics looked up once, at C speed, then repeated for its members."""
-    distinct: dict[frozenset[str], int] = {}
-    which = np.fromiter((distinct.setdefault(s, len(distinct)) for s in subscriptions), np.int64, len(subscriptions))
-    sizes = np.fromiter(map(len, distinct), dtype=np.int64, count=len(distinct))
-    flat = np.fromiter(map(row.__getitem__, chain.from_iterable(distinct)), np.int64, int(sizes.sum()))
+    subscription's topics (`row_of`: topic number -> row among the subscribed topics) repeated for
+    its members."""
+    which, sizes = ids.which, ids.sizes
+    flat = row_of[ids.topics]
     first = np.cumsum(sizes) - sizes
     per_member = sizes[which]
     out_first = np.cumsum(per_member) - per_member
     at = np.arange(int(per_member.sum()), dtype=np.int64) + np.repeat(first[which] - out_first, per_member)
-    return flat[at], np.repeat(np.arange(len(subscriptions), dtype=np.int64), per_member)
+    return flat[at], np.repeat(np.arange(len(which), dtype=np.int64), per_member)
 
 
 def eligible_masks(index: ConsumerIndex) -> list[np.ndarray]:

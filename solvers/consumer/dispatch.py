@@ -25,6 +25,7 @@ from stickyd.solvers.consumer.flow_estimate import (
     network_units,
     optimal_flow_s,
 )
+from stickyd.solvers.consumer.incremental import MIN_UNITS, solve_incremental
 from stickyd.solvers.consumer.kip54_sticky import solve_sticky
 from stickyd.solvers.consumer.load.solve import solve_balanced, uses_balance
 from stickyd.solvers.consumer.mixed.cpsat import solve_cpsat
@@ -40,6 +41,7 @@ from stickyd.solvers.time_policy import (
     ANSWER_S_PER_PARTITION,
     CONSUMER_ANSWER_S_FIXED,
     DEFAULT_TIME_LIMIT_MS,
+    INCREMENTAL_SHARE_OF_FLOW,
     OPTIMAL_SHARE,
     STICKY_S_PER_UNIT,
 )
@@ -47,6 +49,7 @@ from stickyd.solvers.time_policy import (
 log = logging.getLogger(__name__)
 
 PROVEN_BY_FLOW = Outcome(strategy="optimal", solver="min-cost-flow", optimal=True)
+PROVEN_INCREMENTAL = Outcome(strategy="optimal", solver="incremental", optimal=True)
 
 
 def solve_consumer(
@@ -162,6 +165,14 @@ def _optimal_or_fallback(
             return solve_equal(index), Outcome(strategy="optimal", solver="direct-equal", optimal=True)
         if time.monotonic() >= deadline:  # reading the request took the optimal solver's share
             raise SolveTimeout("no time left for it within the time limit")
+        if options.max_imbalance == 0 and index.owned and sum(index.topics.values()) >= MIN_UNITS:
+            # the previous assignment plus the event's consequences, when proven optimal in a
+            # part of what the full flow is estimated to cost
+            flow_s = optimal_flow_s(network_arcs(index), network_units(index), pace.slowdown())
+            give_up_at = min(deadline, time.monotonic() + INCREMENTAL_SHARE_OF_FLOW * flow_s)
+            owners = solve_incremental(index, give_up_at)
+            if owners is not None:
+                return owners, PROVEN_INCREMENTAL
         late = _late_estimate(index, deadline, pace)
         if late is not None:  # the flow cannot be stopped half way: not started when it would be late
             return _fallback(index, budget, late, "optimal", FallbackCause.SOLVER_TIME_LIMIT)

@@ -27,13 +27,22 @@ def solve_equal(index: ConsumerIndex) -> list[np.ndarray]:
 
     owners = np.full(total, -1, dtype=np.int64)
     claimed = np.flatnonzero(claims >= 0)
-    by_member = claimed[np.argsort(claims[claimed], kind="stable")]
-    starts = np.concatenate([[0], np.cumsum(own)[:-1]])
     keep = np.minimum(own, quota)
-    # each member keeps its lowest-numbered owned partitions, up to its quota
-    position = np.arange(len(by_member)) - np.repeat(starts, own)
-    kept = by_member[position < np.repeat(keep, own)]
-    owners[kept] = claims[kept]
+    # members owning no more than their quota keep everything they own
+    whole = (own <= quota)[claims[claimed]]
+    owners[claimed[whole]] = claims[claimed[whole]]
+    # the others keep their lowest-numbered owned partitions, up to their quota
+    over = claimed[~whole]
+    if len(over):
+        members = claims[over]
+        # a 16-bit key sorts in linear time (numpy's radix sort for stable sorts of small ints)
+        key = members.astype(np.uint16) if n <= np.iinfo(np.uint16).max else members
+        by_member = over[np.argsort(key, kind="stable")]
+        count = np.bincount(members, minlength=n)
+        starts = np.cumsum(count) - count
+        position = np.arange(len(by_member)) - np.repeat(starts, count)
+        kept = by_member[position < np.repeat(keep, count)]
+        owners[kept] = claims[kept]
     # released and unowned partitions fill the members still below quota, in id order
     free = np.flatnonzero(owners < 0)
     owners[free] = np.repeat(np.arange(n), quota - keep)
