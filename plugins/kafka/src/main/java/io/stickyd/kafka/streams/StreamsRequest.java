@@ -21,7 +21,8 @@ import java.util.TreeSet;
  * <p>With {@link #RESTORE_COST} stickiness (the default), the request carries {@code task_costs}
  * (what restoring each stateful task's state costs: its changelog records, from what the members
  * report) and {@code options.stickiness: restore_cost}, so that a large state stays put before a
- * small one; {@link #TASKS} counts moved tasks instead (contract section 7).
+ * small one; {@link #TASKS} counts moved tasks instead (docs/wire-format.md, "Moves weighed by
+ * what they cost to restore").
  */
 public final class StreamsRequest {
     private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
