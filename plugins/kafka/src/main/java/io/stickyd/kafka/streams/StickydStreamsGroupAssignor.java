@@ -149,9 +149,8 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
     }
 
     /**
-     * Per task, its changelog end offsets as the members running it report them, and each task's
-     * restore cost into the request: that end offset, else the largest changelog offset a member's
-     * local state reached.
+     * Per task, its changelog end offsets as the members running it report them, else the largest
+     * changelog offset a member's local state reached; each is the task's restore cost in the request.
      */
     private static Map<String, Long> endOffsets(StreamsRequest request, GroupSpec groupSpec) {
         Map<String, Long> ends = new HashMap<>();
@@ -163,13 +162,18 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
                 }
             }));
         }
+        // without an end offset (no member runs the task, as at a cold start), the furthest offset
+        // a member's local state reached stands for it: that member is the caught-up one
+        Map<String, Long> furthest = new HashMap<>();
         for (String memberId : groupSpec.memberIds()) {
             groupSpec.memberAssignmentState(memberId).taskOffsets().forEach((subtopology, byPartition) ->
                     byPartition.forEach((partition, offset) -> {
-                        String task = StreamsRequest.taskName(subtopology, partition);
-                        request.addTaskCost(task, ends.getOrDefault(task, offset == null ? -1L : offset));
+                        if (offset != null && offset >= 0) {
+                            furthest.merge(StreamsRequest.taskName(subtopology, partition), offset, Math::max);
+                        }
                     }));
         }
+        furthest.forEach(ends::putIfAbsent);
         ends.forEach(request::addTaskCost);
         return ends;
     }

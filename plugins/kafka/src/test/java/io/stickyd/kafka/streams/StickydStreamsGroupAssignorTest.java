@@ -134,6 +134,20 @@ class StickydStreamsGroupAssignorTest {
     }
 
     @Test
+    void atAColdStartTheProcessWhoseLocalStateReachedFurthestIsTheCaughtUpOne() {
+        // nobody runs 1_0 (no end offset reported): p1's store reached 100, p2's 40
+        StreamsGroups.Member a1 = new StreamsGroups.Member("p1", java.util.Optional.empty(), Map.of(), Map.of(), Map.of(),
+                Map.of("1", Map.of(0, 100L)), Map.of());
+        StreamsGroups.Member b1 = new StreamsGroups.Member("p2", java.util.Optional.empty(), Map.of(), Map.of(), Map.of(),
+                Map.of("1", Map.of(0, 40L)), Map.of());
+        assignor(2000).assign(new StreamsGroups.Group(new TreeMap<>(Map.of("a1", a1, "b1", b1)), 0), TOPOLOGY);
+        JsonNode request = lastRequest.get();
+        assertEquals("{\"1_0\":100}", request.get("task_costs").toString());
+        assertEquals("{\"1_0\":0}", request.get("clients").get(0).get("lags").toString());
+        assertEquals("{}", request.get("clients").get(1).get("lags").toString());
+    }
+
+    @Test
     void stickinessTasksInTheBrokersPropertiesCountsMovedTasksAndAnUnknownValueIsRefused() {
         StickydStreamsGroupAssignor assignor = new StickydStreamsGroupAssignor();
         assignor.configure(Map.of("stickyd.url", "http://127.0.0.1:" + server.getAddress().getPort(),
