@@ -192,19 +192,20 @@ class StreamsApp:
             for p in range(self.partitions):
                 _, high = consumer.get_watermark_offsets(TopicPartition(self.output, p), timeout=10)
                 ends[p] = high
-            consumer.assign([TopicPartition(self.output, p, 0) for p in range(self.partitions) if ends[p] > 0])
-            done = {p for p, high in ends.items() if high == 0}
+            assigned = [TopicPartition(self.output, p, 0) for p in range(self.partitions) if ends[p] > 0]
+            consumer.assign(assigned)
             deadline = time.monotonic() + 30
-            while len(done) < self.partitions and time.monotonic() < deadline:
+            # done once the position passed each end: with exactly-once the last offsets are
+            # transaction markers, which are never delivered
+            while time.monotonic() < deadline:
+                if all(tp.offset >= ends[tp.partition] for tp in consumer.position(assigned)):
+                    break
                 message = consumer.poll(0.5)
                 if message is None or message.error() is not None:
                     continue
-                key, value, offset, partition = message.key(), message.value(), message.offset(), message.partition()
-                if key is None or value is None or offset is None or partition is None:
-                    continue
-                counts[key.decode()] = struct.unpack(">q", value)[0]
-                if offset + 1 >= ends[partition]:
-                    done.add(partition)
+                key, value = message.key(), message.value()
+                if key is not None and value is not None:
+                    counts[key.decode()] = struct.unpack(">q", value)[0]
         finally:
             consumer.close()
         return counts
