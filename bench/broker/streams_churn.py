@@ -230,7 +230,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--assignors", default="sticky,stickyd", help=f"comma-separated, of {', '.join(ASSIGNORS)}")
-    parser.add_argument("--title", default="Kafka Streams churn (real application, restore cost)")
+    parser.add_argument("--title", default="Kafka Streams churn (real application)")
     args = parser.parse_args()
     args.partitions = 6 if args.quick else 12
     args.records = 6_000 if args.quick else 60_000
