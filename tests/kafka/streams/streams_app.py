@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ResourceType
+from kafka.partitioner.default import murmur2
 
 from tests.kafka.jvm import APP_CLASSPATH, java_command, kill_java, start_java, stop_java, write_log4j2
 
@@ -150,14 +151,35 @@ class StreamsApp:
 
     # ---- input and output ----
 
-    def produce(self, records: int, words: int = 60, start: int = 0) -> None:
-        """`records` records with values w0..w{words-1} in turn, keys spread over the partitions."""
+    def produce(self, records: int, words: int = 60, start: int = 0, skew: float = 0.0) -> None:
+        """`records` records, keys spread over the input partitions. Without `skew`, the values are
+        w0..w{words-1} in turn; with it, the words are chosen so that the stateful task `1_p`
+        (the repartition topic's partition p) gets a Zipf share 1/(p+1)^skew of the records: its
+        store and changelog grow that much larger than the others' (skew 1.5 on 12 partitions:
+        task 1_0 holds about 40 times the state of task 1_11)."""
         producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 5})
         for n in range(start, start + records):
-            word = f"w{n % words}"
+            word = f"w{n % words}" if not skew else skewed_word(n, self.partitions, skew)
             producer.produce(self.input, key=str(n).encode(), value=word.encode())
             self.expected[word] += 1
         assert producer.flush(30) == 0
+
+    def choose_assignor(self, assignor: str, standbys: int = 1) -> None:
+        """The group configs of a streams group (group.protocol=streams): the broker's task assignor
+        by name (`sticky`, or `stickyd` when the broker lists StickydStreamsGroupAssignor in
+        group.streams.assignors) and the standby replicas per stateful task. Set before the first
+        instance joins (the group needs not exist yet)."""
+        resource = ConfigResource(
+            ResourceType.GROUP,
+            self.app_id,
+            incremental_configs=[
+                ConfigEntry("streams.assignor.name", assignor, incremental_operation=AlterConfigOpType.SET),
+                ConfigEntry("streams.num.standby.replicas", str(standbys), incremental_operation=AlterConfigOpType.SET),
+            ],
+        )
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})  # kept alive until the futures are done
+        for future in admin.incremental_alter_configs([resource]).values():
+            future.result(timeout=30)
 
     def output_counts(self) -> dict[str, int]:
         """The last count written per word (the output topic read from the start to its end)."""
@@ -170,19 +192,20 @@ class StreamsApp:
             for p in range(self.partitions):
                 _, high = consumer.get_watermark_offsets(TopicPartition(self.output, p), timeout=10)
                 ends[p] = high
-            consumer.assign([TopicPartition(self.output, p, 0) for p in range(self.partitions) if ends[p] > 0])
-            done = {p for p, high in ends.items() if high == 0}
+            assigned = [TopicPartition(self.output, p, 0) for p in range(self.partitions) if ends[p] > 0]
+            consumer.assign(assigned)
             deadline = time.monotonic() + 30
-            while len(done) < self.partitions and time.monotonic() < deadline:
+            # done once the position passed each end: with exactly-once the last offsets are
+            # transaction markers, which are never delivered
+            while time.monotonic() < deadline:
+                if all(tp.offset >= ends[tp.partition] for tp in consumer.position(assigned)):
+                    break
                 message = consumer.poll(0.5)
                 if message is None or message.error() is not None:
                     continue
-                key, value, offset, partition = message.key(), message.value(), message.offset(), message.partition()
-                if key is None or value is None or offset is None or partition is None:
-                    continue
-                counts[key.decode()] = struct.unpack(">q", value)[0]
-                if offset + 1 >= ends[partition]:
-                    done.add(partition)
+                key, value = message.key(), message.value()
+                if key is not None and value is not None:
+                    counts[key.decode()] = struct.unpack(">q", value)[0]
         finally:
             consumer.close()
         return counts
@@ -315,6 +338,42 @@ class Answer:
 
     def __repr__(self) -> str:
         return f"Answer(t={self.time_ms}, followup={self.followup}, assignment={self.assignment})"
+
+
+WORDS_PER_TASK = 8
+
+
+def skewed_word(n: int, partitions: int, skew: float) -> str:
+    """The word of record n under a Zipf skew over the repartition topic's partitions: a
+    deterministic, evenly spread choice (the golden-ratio sequence) of the partition p with weight
+    1/(p+1)^skew, then one of that partition's words in turn."""
+    weights = [1 / (p + 1) ** skew for p in range(partitions)]
+    target = ((n * 0.6180339887498949) % 1.0) * sum(weights)
+    partition = 0
+    while partition < partitions - 1 and target >= weights[partition]:
+        target -= weights[partition]
+        partition += 1
+    words = _words_of(partitions)[partition]
+    return words[(n // partitions) % len(words)]
+
+
+_WORDS: dict[int, list[list[str]]] = {}
+
+
+def _words_of(partitions: int) -> list[list[str]]:
+    """Per repartition partition, WORDS_PER_TASK words that Kafka's default partitioner (murmur2
+    of the serialized String key) puts there."""
+    if partitions not in _WORDS:
+        out: list[list[str]] = [[] for _ in range(partitions)]
+        n = 0
+        while min(len(words) for words in out) < WORDS_PER_TASK:
+            word = f"w{n}"
+            words = out[(murmur2(word.encode()) & 0x7FFFFFFF) % partitions]
+            if len(words) < WORDS_PER_TASK:
+                words.append(word)
+            n += 1
+        _WORDS[partitions] = out
+    return _WORDS[partitions]
 
 
 @contextmanager

@@ -42,7 +42,8 @@ def assert_balanced(answer: Answer) -> None:
 def test_instances_run_stickyds_target_a_joiner_warms_up_and_a_killed_instances_tasks_go_to_standbys(
     apache_kafka: ApacheKafka, service: ServiceProcess, tmp_path: Path
 ) -> None:
-    """Three instances run exactly stickyd's target; a fourth joins: the stateful actives that move
+    """Three instances run exactly stickyd's target; a fourth joins: the request weighs moves by the
+    stateful tasks' changelog sizes, the stateful actives that move
     are exactly the join answer's active_moves (all to the newcomer), warm-ups run on the newcomer
     as standby tasks, and probing rebalances converge to the balanced target; an instance is killed:
     each of its stateful actives goes to the instance that held its caught-up standby. The output
@@ -68,6 +69,11 @@ def test_instances_run_stickyds_target_a_joiner_warms_up_and_a_killed_instances_
         assert join.followup
         assert join.assignment["d"]["warmup"], "the newcomer gets warm-up replicas"
         assert stateful(join.target["d"]["active"]), "the balanced target gives the newcomer stateful actives"
+        # moves weighed by restore cost: every stateful task's changelog size (the newcomer lags by
+        # all of it), about 300 records each
+        assert join.request["options"]["stickiness"] == "restore_cost"
+        assert set(join.request["task_costs"]) == {f"{STATEFUL_SUBTOPOLOGY}_{p}" for p in range(PARTITIONS)}
+        assert min(join.request["task_costs"].values()) > 100, join.request["task_costs"]
         assert_valid_answer(join)
         warmed: set[str] = set()
         deadline = time.monotonic() + 90

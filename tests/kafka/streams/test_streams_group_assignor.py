@@ -80,18 +80,30 @@ def assert_every_task_once(result: dict[str, Any]) -> None:
 
 
 def contract_request() -> dict[str, Any]:
-    """The same group in the contract's words, built independently of the Java mapping."""
+    """The same group in the contract's words, built independently of the Java mapping: a task's
+    end offset is the largest any member reports (else the furthest offset a member's state
+    reached), each process lags by that end minus its own offset, and the end offsets are the
+    stateful tasks' restore costs."""
+    ends: dict[str, int] = {}
+    for m in GROUP["members"]:
+        for task, end in m.get("end_offsets", {}).items():
+            ends[task] = max(end, ends.get(task, end))
+    for m in GROUP["members"]:
+        for task in m.get("offsets", {}):
+            ends.setdefault(task, max(o.get("offsets", {}).get(task, 0) for o in GROUP["members"]))
     clients = []
     for process in ("p1", "p2", "p3"):
         members = [m for m in GROUP["members"] if m["process"] == process]
         active = sorted(f"{s}_{p}" for m in members for s, ps in m.get("active", {}).items() for p in ps)
         standby = sorted(f"{s}_{p}" for m in members for s, ps in m.get("standby", {}).items() for p in ps)
-        lags = {task: end - m["offsets"][task] for m in members for task, end in m.get("end_offsets", {}).items()}
+        lags = {task: ends[task] - offset for m in members for task, offset in m.get("offsets", {}).items()}
         clients.append({"id": process, "capacity": len(members), "active": active, "standby": standby, "lags": lags})
     return {
         "subtopologies": SUBTOPOLOGIES,
         "clients": clients,
         "config": {"num_standby_replicas": 1, "max_warmup_replicas": 0, "acceptable_recovery_lag": 0},
+        "task_costs": {task: max(1, cost) for task, cost in ends.items() if task.startswith("1_")},
+        "options": {"stickiness": "restore_cost"},
     }
 
 

@@ -8,6 +8,7 @@ application keeps processing."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -16,7 +17,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
 from stickyd.cli.child_service import ServiceProcess, running_service
 from tests.kafka.apache_kafka import ApacheKafka, apache_kafka_broker
@@ -68,21 +68,6 @@ def streams_requests(service: ServiceProcess) -> float:
     )
 
 
-def choose_stickyd(bootstrap: str, group: str) -> None:
-    """The group config that selects the assignor (and one standby per stateful task)."""
-    resource = ConfigResource(
-        ResourceType.GROUP,
-        group,
-        incremental_configs=[
-            ConfigEntry("streams.assignor.name", "stickyd", incremental_operation=AlterConfigOpType.SET),
-            ConfigEntry("streams.num.standby.replicas", "1", incremental_operation=AlterConfigOpType.SET),
-        ],
-    )
-    admin = AdminClient({"bootstrap.servers": bootstrap})  # kept alive until the futures are done
-    for future in admin.incremental_alter_configs([resource]).values():
-        future.result(timeout=30)
-
-
 def wait_assigned(app: StreamsApp, names: set[str], timeout_s: float = 120.0) -> dict[str, set[str]]:
     """Waits until exactly `names` run, all RUNNING, every task active on exactly one of them and
     every stateful task standing by on another one, held for 2 s; returns the actives per instance."""
@@ -112,14 +97,17 @@ def wait_assigned(app: StreamsApp, names: set[str], timeout_s: float = 120.0) ->
 def test_streams_group_is_assigned_by_stickyd_in_the_broker_and_by_kafkas_sticky_when_stickyd_stops(
     broker: ApacheKafka, stickyd: tuple[ServiceProcess, ExitStack], tmp_path: Path
 ) -> None:
-    """Two instances on the streams protocol are assigned through stickyd (requests counted by the
-    service, no fallback in the broker's log), balanced six and six; stickyd stops, a third
-    instance joins: Kafka's `sticky` assigns (one WARN for the outage) and the counts stay exact."""
+    """Two instances on the streams protocol (exactly-once) are assigned through stickyd (requests
+    counted by the service, each with the restore costs of the stateful tasks, no fallback in the
+    broker's log), balanced six and six. Then, while input keeps arriving, a third instance is
+    started and stickyd stops before it joins: Kafka's `sticky` assigns the join (one WARN for the
+    outage), the newcomer gets work, and every input record is counted exactly once."""
     service, stack = stickyd
-    with streams_app(broker.bootstrap, tmp_path, assignor="broker", config=STREAMS_PROTOCOL) as app:
-        choose_stickyd(broker.bootstrap, app.app_id)
+    config = STREAMS_PROTOCOL | {"processing.guarantee": "exactly_once_v2"}
+    with streams_app(broker.bootstrap, tmp_path, assignor="broker", config=config) as app:
+        app.choose_assignor("stickyd")
         before = streams_requests(service)
-        app.produce(600)
+        app.produce(600, skew=1.5)
         for name in ("a", "b"):
             app.start(name)
         two = wait_assigned(app, {"a", "b"})
@@ -128,9 +116,21 @@ def test_streams_group_is_assigned_by_stickyd_in_the_broker_and_by_kafkas_sticky
         assert FALLBACK_LINE not in broker.log_text()
         assert app.wait_counts() == dict(app.expected)
 
-        stack.close()  # stickyd stops
-        app.start("c")
-        wait_assigned(app, {"a", "b", "c"})
-        app.produce(600, start=600)
+        producer = threading.Thread(target=produce_slowly, args=(app, 600, 1200))
+        producer.start()
+        try:
+            app.start("c")
+            stack.close()  # stickyd stops while c starts and joins, input arriving
+            three = wait_assigned(app, {"a", "b", "c"})
+        finally:
+            producer.join()
+        assert three["c"]
         assert app.wait_counts() == dict(app.expected)
         assert broker.log_text().count(FALLBACK_LINE) == 1, broker.log_text()[-3000:]
+
+
+def produce_slowly(app: StreamsApp, start: int, records: int, batches: int = 12) -> None:
+    """`records` more input records in batches over about six seconds."""
+    for batch in range(batches):
+        app.produce(records // batches, start=start + batch * (records // batches), skew=1.5)
+        time.sleep(0.5)

@@ -37,8 +37,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Mapping: one contract client per process id, capacity = its members (stream threads); its
  * previous active tasks, and standby plus warm-up tasks as standbys; lags from the changelog offsets
- * the members report ({@code taskEndOffsets - taskOffsets}); the member's rack;
- * {@code num.standby.replicas}. The answer's {@code target} is returned: the coordinator itself
+ * the members report (the task's {@code taskEndOffsets}, reported by its active member, minus the
+ * process's {@code taskOffsets}); the member's rack;
+ * {@code num.standby.replicas}; each stateful task's restore cost (its changelog end offsets, else
+ * the largest changelog offset a member reports) as {@code task_costs} with
+ * {@code options.stickiness: restore_cost} (broker property {@code stickyd.stickiness=tasks} counts
+ * moved tasks instead). The answer's {@code target} is returned: the coordinator itself
  * places warm-up tasks while it reconciles toward it, so the request asks for none. Each process's
  * tasks are dealt to its members: a task stays on the member that had it while that member is under
  * its even share, the rest go to the member with the fewest.
@@ -59,6 +63,7 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
 
     private final StickyTaskAssignor fallback = new StickyTaskAssignor();
     private volatile StickydHttpClient endpoint;
+    private volatile String stickiness = StreamsRequest.RESTORE_COST;
 
     public StickydStreamsGroupAssignor() {
         this(StickydHttpClient.fromConfig(Map.of(), System.getenv()));
@@ -71,6 +76,7 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
     @Override
     public void configure(Map<String, ?> configs) {
         StickydHttpClient configured = StickydHttpClient.fromConfig(configs, System.getenv());
+        stickiness = StreamsRequest.stickinessOf(configs.get(StreamsRequest.STICKINESS_CONFIG));
         endpoint = configured;
         String described = configured.describe() + " with a " + configured.timeoutMs() + " ms deadline";
         if (!described.equals(lastConfigured)) {
@@ -101,7 +107,7 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
         GroupAssignment assignment;
         long started = System.nanoTime();
         try {
-            assignment = solve(stickyd, groupSpec, topology);
+            assignment = solve(stickyd, stickiness, groupSpec, topology);
         } catch (IOException | RuntimeException e) {
             OUTAGE.fellBack(LOG, stickyd.describe(), started, e);
             return fallback.assign(groupSpec, topology);
@@ -110,9 +116,10 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
         return assignment;
     }
 
-    private static GroupAssignment solve(StickydHttpClient stickyd, GroupSpec groupSpec, TopologyDescriber topology)
+    private static GroupAssignment solve(
+            StickydHttpClient stickyd, String stickiness, GroupSpec groupSpec, TopologyDescriber topology)
             throws IOException {
-        StreamsRequest request = new StreamsRequest(groupSpec.configs().numStandbyReplicas(), 0, 0L);
+        StreamsRequest request = new StreamsRequest(groupSpec.configs().numStandbyReplicas(), 0, 0L).stickiness(stickiness);
         Set<String> tasks = new TreeSet<>();
         for (String subtopology : topology.subtopologies()) {
             boolean stateful = topology.isStateful(subtopology);
@@ -126,7 +133,8 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
             membersOf.computeIfAbsent(groupSpec.memberMetadata(memberId).processId(), k -> new ArrayList<>()).add(memberId);
         }
         membersOf.values().forEach(list -> list.sort(null));
-        membersOf.forEach((processId, memberIds) -> addProcess(request, processId, memberIds, groupSpec, tasks));
+        Map<String, Long> ends = endOffsets(request, groupSpec);
+        membersOf.forEach((processId, memberIds) -> addProcess(request, processId, memberIds, groupSpec, tasks, ends));
         JsonNode response = stickyd.post(StickydTaskAssignor.PATH, request.toJson(StickydTaskAssignor.solveTimeLimitMs(stickyd)), OUTAGE::failedOver);
         Map<String, SortedSet<String>> active = new TreeMap<>();
         Map<String, SortedSet<String>> standby = new TreeMap<>();
@@ -141,8 +149,39 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
         return new GroupAssignment(out);
     }
 
+    /**
+     * Per task, its changelog end offsets as the members running it report them, else the largest
+     * changelog offset a member's local state reached; each is the task's restore cost in the request.
+     */
+    private static Map<String, Long> endOffsets(StreamsRequest request, GroupSpec groupSpec) {
+        Map<String, Long> ends = new HashMap<>();
+        for (String memberId : groupSpec.memberIds()) {
+            MemberAssignmentState state = groupSpec.memberAssignmentState(memberId);
+            state.taskEndOffsets().forEach((subtopology, byPartition) -> byPartition.forEach((partition, end) -> {
+                if (end != null && end >= 0) {
+                    ends.merge(StreamsRequest.taskName(subtopology, partition), end, Math::max);
+                }
+            }));
+        }
+        // without an end offset (no member runs the task, as at a cold start), the furthest offset
+        // a member's local state reached stands for it: that member is the caught-up one
+        Map<String, Long> furthest = new HashMap<>();
+        for (String memberId : groupSpec.memberIds()) {
+            groupSpec.memberAssignmentState(memberId).taskOffsets().forEach((subtopology, byPartition) ->
+                    byPartition.forEach((partition, offset) -> {
+                        if (offset != null && offset >= 0) {
+                            furthest.merge(StreamsRequest.taskName(subtopology, partition), offset, Math::max);
+                        }
+                    }));
+        }
+        furthest.forEach(ends::putIfAbsent);
+        ends.forEach(request::addTaskCost);
+        return ends;
+    }
+
     private static void addProcess(
-            StreamsRequest request, String processId, List<String> memberIds, GroupSpec groupSpec, Set<String> tasks) {
+            StreamsRequest request, String processId, List<String> memberIds, GroupSpec groupSpec, Set<String> tasks,
+            Map<String, Long> ends) {
         SortedSet<String> active = new TreeSet<>();
         SortedSet<String> standby = new TreeSet<>();
         Map<String, Long> lags = new HashMap<>();
@@ -152,10 +191,11 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
             active.addAll(names(state.activeTasks()));
             standby.addAll(names(state.standbyTasks()));
             standby.addAll(names(state.warmupTasks()));
-            state.taskEndOffsets().forEach((subtopology, ends) -> ends.forEach((partition, end) -> {
-                Long offset = state.taskOffsets().getOrDefault(subtopology, Map.of()).get(partition);
-                if (offset != null && offset >= 0 && end != null && end >= 0) {
-                    lags.merge(StreamsRequest.taskName(subtopology, partition), Math.max(0L, end - offset), Math::min);
+            state.taskOffsets().forEach((subtopology, offsets) -> offsets.forEach((partition, offset) -> {
+                String task = StreamsRequest.taskName(subtopology, partition);
+                Long end = ends.get(task);
+                if (offset != null && offset >= 0 && end != null) {
+                    lags.merge(task, Math.max(0L, end - offset), Math::min);
                 }
             }));
             rack = rack != null ? rack : groupSpec.memberMetadata(memberId).rackId().orElse(null);

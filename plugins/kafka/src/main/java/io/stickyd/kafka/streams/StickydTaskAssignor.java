@@ -41,7 +41,10 @@ import org.slf4j.LoggerFactory;
  * <p>Mapping: one contract client per Streams process ({@link ProcessId}), capacity = its
  * processing threads, previous active and standby tasks, lags of stateful tasks, rack; the
  * configuration's {@code num.standby.replicas}, {@code max.warmup.replicas} and
- * {@code acceptable.recovery.lag}. Client tags (rack-aware assignment tags) are not sent: the
+ * {@code acceptable.recovery.lag}; each stateful task's restore cost (the largest lag any client
+ * reports: a client without its state lags by the whole changelog) as {@code task_costs} with
+ * {@code options.stickiness: restore_cost} ({@code stickyd.stickiness=tasks} in the Streams
+ * configuration counts moved tasks instead). Client tags (rack-aware assignment tags) are not sent: the
  * contract has racks only.
  *
  * <p>Configuration: {@code stickyd.url} and {@code stickyd.timeout.ms} in the Streams
@@ -63,12 +66,14 @@ public class StickydTaskAssignor implements TaskAssignor {
     private final StickyTaskAssignor fallback = new StickyTaskAssignor();
     private StickydHttpClient endpoint = StickydHttpClient.fromConfig(Map.of(), System.getenv());
     private Long followupOverrideMs;
+    private String stickiness = StreamsRequest.RESTORE_COST;
 
     @Override
     public void configure(Map<String, ?> configs) {
         endpoint = StickydHttpClient.fromConfig(configs, System.getenv());
         Object followup = configs.get(FOLLOWUP_CONFIG);
         followupOverrideMs = followup == null ? null : Long.parseLong(followup.toString().trim());
+        stickiness = StreamsRequest.stickinessOf(configs.get(StreamsRequest.STICKINESS_CONFIG));
         fallback.configure(configs);
     }
 
@@ -87,7 +92,7 @@ public class StickydTaskAssignor implements TaskAssignor {
             Map<ProcessId, KafkaStreamsState> clients = state.kafkaStreamsStates(true);
             AssignmentConfigs configs = state.assignmentConfigs();
             Map<String, TaskId> tasks = taskNames(state.allTasks());
-            request = request(state.allTasks(), clients, configs).toJson(solveTimeLimitMs(endpoint));
+            request = request(state.allTasks(), clients, configs).stickiness(stickiness).toJson(solveTimeLimitMs(endpoint));
             response = endpoint.post(PATH, request, OUTAGE::failedOver);
             Set<String> ids = new HashSet<>();
             clients.keySet().forEach(pid -> ids.add(pid.id().toString()));
@@ -139,6 +144,9 @@ public class StickydTaskAssignor implements TaskAssignor {
             client.statefulTasksToLagSums().forEach((task, lag) -> {
                 if (stateful.contains(task)) {
                     lags.put(name(task), lag == LATEST_OFFSET ? 0L : lag);
+                    // a client without the task's state lags by its whole changelog: the largest
+                    // lag is what restoring it from scratch costs
+                    request.addTaskCost(name(task), lag);
                 }
             });
             request.addClient(

@@ -17,13 +17,25 @@ import java.util.TreeSet;
  * stateful tasks it previously held (active or standby) or is caught up on (lag at most
  * {@code acceptable_recovery_lag}): the service only asks whether a client is caught up, so the
  * request stays small for applications with many tasks and clients.
+ *
+ * <p>With {@link #RESTORE_COST} stickiness (the default), the request carries {@code task_costs}
+ * (what restoring each stateful task's state costs: its changelog records, from what the members
+ * report) and {@code options.stickiness: restore_cost}, so that a large state stays put before a
+ * small one; {@link #TASKS} counts moved tasks instead (docs/wire-format.md, "Moves weighed by
+ * what they cost to restore").
  */
 public final class StreamsRequest {
     private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
+    /** The configuration naming the stickiness: {@code restore_cost} (default) or {@code tasks}. */
+    public static final String STICKINESS_CONFIG = "stickyd.stickiness";
+    public static final String RESTORE_COST = "restore_cost";
+    public static final String TASKS = "tasks";
 
     private final SortedMap<String, Integer> partitions = new TreeMap<>();
     private final SortedMap<String, Boolean> stateful = new TreeMap<>();
     private final ArrayNode clients = JSON.arrayNode();
+    private final SortedMap<String, Long> taskCosts = new TreeMap<>();
+    private String stickiness = RESTORE_COST;
     private final int numStandbyReplicas;
     private final int maxWarmupReplicas;
     private final long acceptableRecoveryLag;
@@ -42,6 +54,35 @@ public final class StreamsRequest {
     public void addTask(String subtopology, int partition, boolean isStateful) {
         partitions.merge(subtopology, partition + 1, Math::max);
         stateful.merge(subtopology, isStateful, Boolean::logicalOr);
+    }
+
+    /**
+     * The stickiness from a configuration value ({@code null}: the default {@code restore_cost}).
+     *
+     * @throws IllegalArgumentException naming {@link #STICKINESS_CONFIG} for any other value
+     */
+    public static String stickinessOf(Object configured) {
+        String value = configured == null ? RESTORE_COST : configured.toString().trim();
+        if (!value.equals(RESTORE_COST) && !value.equals(TASKS)) {
+            throw new IllegalArgumentException(
+                    STICKINESS_CONFIG + " is " + RESTORE_COST + " or " + TASKS + ", got '" + value + "'");
+        }
+        return value;
+    }
+
+    public StreamsRequest stickiness(String value) {
+        stickiness = stickinessOf(value);
+        return this;
+    }
+
+    /**
+     * What restoring a task's state costs (changelog records); the largest of several reports is
+     * kept, at least 1 (a task with an empty changelog still costs a move). Negative: unknown, ignored.
+     */
+    public void addTaskCost(String task, long records) {
+        if (records >= 0) {
+            taskCosts.merge(task, Math.max(1L, records), Math::max);
+        }
     }
 
     public boolean isStateful(String subtopology) {
@@ -91,7 +132,16 @@ public final class StreamsRequest {
                 .put("num_standby_replicas", numStandbyReplicas)
                 .put("max_warmup_replicas", maxWarmupReplicas)
                 .put("acceptable_recovery_lag", acceptableRecoveryLag);
-        root.putObject("options").put("strategy", "optimal").put("time_limit_ms", timeLimitMs);
+        ObjectNode options = root.putObject("options").put("strategy", "optimal").put("time_limit_ms", timeLimitMs);
+        if (stickiness.equals(RESTORE_COST)) {
+            options.put("stickiness", RESTORE_COST);
+            ObjectNode costs = root.putObject("task_costs");
+            taskCosts.forEach((task, cost) -> {
+                if (isStateful(StreamsAnswer.subtopologyOf(task))) {
+                    costs.put(task, cost);
+                }
+            });
+        }
         return root;
     }
 }

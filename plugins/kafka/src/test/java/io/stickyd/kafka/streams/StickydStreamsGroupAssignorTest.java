@@ -124,6 +124,52 @@ class StickydStreamsGroupAssignorTest {
     }
 
     @Test
+    void theRequestWeighsMovesByTheChangelogSizesTheMembersReport() {
+        // a1 runs 1_0 (changelog end 90,000, its store at 89,990); b1 runs 1_1 (end 3,000) and stands
+        // by for 1_0 (its store at 80,000): costs are the end offsets, stateless 0_* carry none
+        StreamsGroups.Member a1 = new StreamsGroups.Member("p1", java.util.Optional.empty(),
+                Map.of("0", Set.of(0), "1", Set.of(0)), Map.of(), Map.of(),
+                Map.of("1", Map.of(0, 89_990L)), Map.of("1", Map.of(0, 90_000L)));
+        StreamsGroups.Member b1 = new StreamsGroups.Member("p2", java.util.Optional.empty(),
+                Map.of("0", Set.of(1), "1", Set.of(1)), Map.of("1", Set.of(0)), Map.of(),
+                Map.of("1", Map.of(0, 80_000L, 1, 3_000L)), Map.of("1", Map.of(1, 3_000L)));
+        StreamsGroups.Group group = new StreamsGroups.Group(new TreeMap<>(Map.of("a1", a1, "b1", b1)), 1);
+        assignor(2000).assign(group, TOPOLOGY);
+        JsonNode request = lastRequest.get();
+        assertEquals("restore_cost", request.get("options").get("stickiness").asText());
+        assertEquals("{\"1_0\":90000,\"1_1\":3000}", request.get("task_costs").toString());
+        // the lags still come from the same reports: b1's standby is 10,000 behind
+        assertEquals("{\"1_0\":10000,\"1_1\":0}", request.get("clients").get(1).get("lags").toString());
+    }
+
+    @Test
+    void atAColdStartTheProcessWhoseLocalStateReachedFurthestIsTheCaughtUpOne() {
+        // nobody runs 1_0 (no end offset reported): p1's store reached 100, p2's 40
+        StreamsGroups.Member a1 = new StreamsGroups.Member("p1", java.util.Optional.empty(), Map.of(), Map.of(), Map.of(),
+                Map.of("1", Map.of(0, 100L)), Map.of());
+        StreamsGroups.Member b1 = new StreamsGroups.Member("p2", java.util.Optional.empty(), Map.of(), Map.of(), Map.of(),
+                Map.of("1", Map.of(0, 40L)), Map.of());
+        assignor(2000).assign(new StreamsGroups.Group(new TreeMap<>(Map.of("a1", a1, "b1", b1)), 0), TOPOLOGY);
+        JsonNode request = lastRequest.get();
+        assertEquals("{\"1_0\":100}", request.get("task_costs").toString());
+        assertEquals("{\"1_0\":0}", request.get("clients").get(0).get("lags").toString());
+        assertEquals("{}", request.get("clients").get(1).get("lags").toString());
+    }
+
+    @Test
+    void stickinessTasksInTheBrokersPropertiesCountsMovedTasksAndAnUnknownValueIsRefused() {
+        StickydStreamsGroupAssignor assignor = new StickydStreamsGroupAssignor();
+        assignor.configure(Map.of("stickyd.url", "http://127.0.0.1:" + server.getAddress().getPort(),
+                "stickyd.stickiness", "tasks"));
+        assignor.assign(GROUP, TOPOLOGY);
+        assertTrue(lastRequest.get().get("options").path("stickiness").isMissingNode());
+        assertTrue(lastRequest.get().path("task_costs").isMissingNode());
+        IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+                () -> assignor.configure(Map.of("stickyd.stickiness", "bytes")));
+        assertTrue(refused.getMessage().contains("stickyd.stickiness"), refused.getMessage());
+    }
+
+    @Test
     void anAnswerThatDoesNotFitFallsBackToKafkasSticky() throws Exception {
         answer.set(TARGET.replace("\"1_1\"], \"standby\": [\"1_0\"]", "], \"standby\": [\"1_0\"]"));
         long before = StickydStreamsGroupAssignor.fallbacks();

@@ -8,9 +8,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.UUID;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.processor.assignment.AssignmentConfigs;
+import org.apache.kafka.streams.processor.assignment.KafkaStreamsState;
+import org.apache.kafka.streams.processor.assignment.ProcessId;
+import org.apache.kafka.streams.processor.assignment.TaskInfo;
+import org.apache.kafka.streams.processor.internals.assignment.DefaultKafkaStreamsState;
+import org.apache.kafka.streams.processor.internals.assignment.DefaultTaskInfo;
 import org.junit.jupiter.api.Test;
 
 /** The contract mapping of the Streams assignors: request building and response reading. */
@@ -64,6 +76,41 @@ class StreamsMappingTest {
         JsonNode response = JSON.readTree("{\"assignment\":{\"p1\":{\"active\":[]}}}");
         assertThrows(IllegalArgumentException.class, () -> StreamsAnswer.fromJson(response, Set.of("p1", "p2")));
         assertThrows(IllegalArgumentException.class, () -> StreamsAnswer.fromJson(JSON.readTree("{}"), Set.of("p1")));
+    }
+
+    @Test
+    void theKip924RequestCostsEachStatefulTaskItsLargestReportedLag() {
+        // p1 runs 1_0 (lag LATEST), p2 stands by 2 behind, p3 has no state: it lags by the whole
+        // changelog (7,000); 1_1 is known to one client only (lag 40); stateless 0_0 has no cost
+        ProcessId p1 = new ProcessId(new UUID(0, 1));
+        ProcessId p2 = new ProcessId(new UUID(0, 2));
+        ProcessId p3 = new ProcessId(new UUID(0, 3));
+        TaskId t00 = new TaskId(0, 0);
+        TaskId t10 = new TaskId(1, 0);
+        TaskId t11 = new TaskId(1, 1);
+        Map<ProcessId, KafkaStreamsState> clients = new TreeMap<>(Map.of(
+                p1, client(p1, Set.of(t00, t10), Set.of(), Map.of(t10, -2L)),
+                p2, client(p2, Set.of(t11), Set.of(t10), Map.of(t10, 2L, t11, 40L)),
+                p3, client(p3, Set.of(), Set.of(), Map.of(t10, 7_000L))));
+        Map<TaskId, TaskInfo> tasks = new TreeMap<>(Map.of(
+                t00, new DefaultTaskInfo(t00, false, Set.of(), Set.of()),
+                t10, new DefaultTaskInfo(t10, true, Set.of("store"), Set.of()),
+                t11, new DefaultTaskInfo(t11, true, Set.of("store"), Set.of())));
+        AssignmentConfigs configs = new AssignmentConfigs(100L, 2, 1, 600_000L, List.of(), 0, 0,
+                StreamsConfig.RACK_AWARE_ASSIGNMENT_STRATEGY_NONE);
+
+        ObjectNode json = StickydTaskAssignor.request(tasks, clients, configs).toJson(700);
+        assertEquals("restore_cost", json.get("options").get("stickiness").asText());
+        assertEquals("{\"1_0\":7000,\"1_1\":40}", json.get("task_costs").toString());
+
+        ObjectNode counted = StickydTaskAssignor.request(tasks, clients, configs).stickiness("tasks").toJson(700);
+        assertFalse(counted.has("task_costs"));
+        assertFalse(counted.get("options").has("stickiness"));
+    }
+
+    private static KafkaStreamsState client(ProcessId id, Set<TaskId> active, Set<TaskId> standby, Map<TaskId, Long> lags) {
+        return new DefaultKafkaStreamsState(id, 1, Map.of(), new TreeSet<>(active), new TreeSet<>(standby),
+                new TreeMap<>(), Optional.empty(), Optional.of(lags), Optional.empty());
     }
 
     @Test
