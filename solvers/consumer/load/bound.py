@@ -11,7 +11,8 @@ L* (the smallest possible largest normalized load W/c) is at least:
   member), L is reachable only when a max-flow source -> unit class -> eligible member -> sink,
   the sink arc of member m holding floor(L * c_m) (W_m is an integer), carries every weight.
   Infeasible at L proves L* > L; bisection between the proven bound and a known assignment's
-  bottleneck narrows it.
+  bottleneck narrows it. Every W_m is a sum of weights, so a multiple of their greatest common
+  divisor g: the sink arc holds g x floor(L * c_m / g) (equal to floor(L * c_m) when g is 1).
 
 The moves (docs/wire-format.md, level 2) are at least the claims nobody can keep, plus, per member,
 the fewest of the single partitions it keeps that it must give up so that what it keeps fits
@@ -106,6 +107,7 @@ def fractional_bound(data: LoadData, known: Fraction, budget: TimeBudget) -> Fra
 def _feasible(data: LoadData, classes: dict[tuple[int, ...], int], bottleneck: Fraction) -> bool:
     """Whether units split at will fit under `bottleneck` x capacity on every member."""
     n = data.member_count
+    step = weight_divisor(data)
     source, sink = n + len(classes), n + len(classes) + 1
     flow = max_flow.SimpleMaxFlow()
     total = 0
@@ -115,10 +117,20 @@ def _feasible(data: LoadData, classes: dict[tuple[int, ...], int], bottleneck: F
             flow.add_arc_with_capacity(n + k, m, weight)
         total += weight
     for m, capacity in enumerate(data.capacity.tolist()):
-        flow.add_arc_with_capacity(m, sink, math.floor(bottleneck * capacity))
+        flow.add_arc_with_capacity(m, sink, step * math.floor(bottleneck * capacity / step))
     if flow.solve(source, sink) != flow.OPTIMAL:
         return False
     return flow.optimal_flow() == total
+
+
+def weight_divisor(data: LoadData) -> int:
+    """The greatest common divisor of every unit weight (1 when all are 0): every member's total
+    weight W_m is a multiple of it."""
+    divisor = 0
+    for group in data.groups:
+        if group.weight.size:
+            divisor = math.gcd(divisor, int(np.gcd.reduce(group.weight, axis=None)))
+    return divisor or 1
 
 
 def moves_lower_bound(data: LoadData, owned: int, known: Fraction) -> int:

@@ -8,6 +8,10 @@
 4. while the bottleneck member is above the cap, the one move of one of its units that lowers
    the larger of its own and the receiver's normalized load the most (none: stop).
 
+`tight_answer` runs steps 1 to 3 with no tolerance: a valid answer whose bottleneck, usually within
+a fraction of a percent of the proven bound, is an upper bound on L* that tightens the proven lower
+bound on the moves (bound.py's `moves_lower_bound`).
+
 Valid by construction (a unit only goes to an eligible member). Not proven: the dispatcher
 reports how far it can be from the best with `stats.load`.
 """
@@ -31,14 +35,26 @@ REPAIR_ROUNDS_PER_MEMBER = 4
 
 
 def shed_and_place(data: LoadData, bound: Fraction, budget: TimeBudget) -> list[np.ndarray]:
+    limit = (1 + data.tolerance) * bound
+    owners, weight = _shed_and_place_under(data, limit, budget)
+    _repair(data, owners, weight, limit, budget)
+    return owners
+
+
+def tight_answer(data: LoadData, bound: Fraction, budget: TimeBudget) -> list[np.ndarray]:
+    """Steps 1 to 3 under `bound` itself: every member sheds down to bound x capacity, so the
+    free units spread the weight as evenly as the greedy placement can (no repair step)."""
+    owners, _ = _shed_and_place_under(data, bound, budget)
+    return owners
+
+
+def _shed_and_place_under(data: LoadData, limit: Fraction, budget: TimeBudget) -> tuple[list[np.ndarray], np.ndarray]:
     owners = [g.claimant.copy() for g in data.groups]
     weight = data.member_weights(owners)
-    limit = (1 + data.tolerance) * bound
     cap = np.array([math.floor(limit * c) for c in data.capacity.tolist()], dtype=np.int64)
     _shed(data, owners, weight, cap)
     _place(data, owners, weight, budget)
-    _repair(data, owners, weight, limit, budget)
-    return owners
+    return owners, weight
 
 
 def _shed(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, cap: np.ndarray) -> None:
