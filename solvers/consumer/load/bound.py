@@ -89,7 +89,10 @@ def fractional_bound(data: LoadData, known: Fraction, budget: TimeBudget) -> Fra
             classes[key] = classes.get(key, 0) + int(group.min_weight().sum())
     low = max(heaviest_unit_bound(data), heaviest_units_bound(data))
     high = known
-    if not classes or _feasible(data, classes, low):
+    if not classes:
+        return low
+    network = _SplitNetwork(data, classes)
+    if network.feasible(low):
         return low
     for _ in range(BISECTION_STEPS):
         if high - low <= high * RELATIVE_GAP or budget.expired():
@@ -97,30 +100,47 @@ def fractional_bound(data: LoadData, known: Fraction, budget: TimeBudget) -> Fra
         middle = Fraction((low + high) / 2).limit_denominator(10**12)
         if not low < middle < high:
             break
-        if _feasible(data, classes, middle):
+        if network.feasible(middle):
             high = middle
         else:
             low = middle
     return low
 
 
-def _feasible(data: LoadData, classes: dict[tuple[int, ...], int], bottleneck: Fraction) -> bool:
-    """Whether units split at will fit under `bottleneck` x capacity on every member."""
-    n = data.member_count
-    step = weight_divisor(data)
-    source, sink = n + len(classes), n + len(classes) + 1
-    flow = max_flow.SimpleMaxFlow()
-    total = 0
-    for k, (eligible, weight) in enumerate(classes.items()):
-        flow.add_arc_with_capacity(source, n + k, weight)
-        for m in eligible:
-            flow.add_arc_with_capacity(n + k, m, weight)
-        total += weight
-    for m, capacity in enumerate(data.capacity.tolist()):
-        flow.add_arc_with_capacity(m, sink, step * math.floor(bottleneck * capacity / step))
-    if flow.solve(source, sink) != flow.OPTIMAL:
-        return False
-    return flow.optimal_flow() == total
+class _SplitNetwork:
+    """source -> eligible set (the least weights of its units) -> each of its members -> sink, built
+    once: only the members' arcs to the sink change with the bottleneck tried."""
+
+    def __init__(self, data: LoadData, classes: dict[tuple[int, ...], int]) -> None:
+        n = data.member_count
+        self.capacity = data.capacity.tolist()
+        self.step = weight_divisor(data)
+        self.source, self.sink = n + len(classes), n + len(classes) + 1
+        self.total = sum(classes.values())
+        self.flow = max_flow.SimpleMaxFlow()
+        sizes = np.array([len(eligible) for eligible in classes], dtype=np.int64)
+        weights = np.array(list(classes.values()), dtype=np.int64)
+        nodes = n + np.arange(len(classes), dtype=np.int64)
+        # every unit class is supplied its weight
+        self._arcs(np.full(len(classes), self.source), nodes, weights)
+        # a class's weight may go to any member eligible for it
+        members = np.fromiter((m for eligible in classes for m in eligible), dtype=np.int64, count=int(sizes.sum()))
+        self._arcs(np.repeat(nodes, sizes), members, np.repeat(weights, sizes))
+        # a member takes at most what fits under the bottleneck (set per try)
+        self.sink_arcs = self._arcs(np.arange(n), np.full(n, self.sink), np.zeros(n, dtype=np.int64))
+
+    def _arcs(self, tails: np.ndarray, heads: np.ndarray, capacities: np.ndarray) -> np.ndarray:
+        return np.asarray(self.flow.add_arcs_with_capacity(tails.astype(np.int32), heads.astype(np.int32), capacities))
+
+    def feasible(self, bottleneck: Fraction) -> bool:
+        """Whether units split at will fit under `bottleneck` x capacity on every member."""
+        step = self.step
+        per_capacity = {c: step * math.floor(bottleneck * c / step) for c in set(self.capacity)}
+        room = np.array([per_capacity[c] for c in self.capacity], dtype=np.int64)
+        self.flow.set_arcs_capacity(self.sink_arcs, room)
+        if self.flow.solve(self.source, self.sink) != self.flow.OPTIMAL:
+            return False
+        return bool(self.flow.optimal_flow() == self.total)
 
 
 def weight_divisor(data: LoadData) -> int:

@@ -10,7 +10,8 @@
 
 `tight_answer` runs steps 1 to 3 with no tolerance: a valid answer whose bottleneck, usually within
 a fraction of a percent of the proven bound, is an upper bound on L* that tightens the proven lower
-bound on the moves (bound.py's `moves_lower_bound`).
+bound on the moves (bound.py's `moves_lower_bound`; shedding again from the sticky answer instead
+bounds L* less closely).
 
 Valid by construction (a unit only goes to an eligible member). Not proven: the dispatcher
 reports how far it can be from the best with `stats.load`.
@@ -101,14 +102,14 @@ def _place(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, budget:
     # per eligible set, one heap of (W, member) per capacity: the head of each is the member of
     # that capacity where a unit of weight w ends lightest, (W + w) / c; the best head wins
     heaps: dict[int, list[list[tuple[int, int]]]] = {}
-    for step, (g, u) in enumerate(zip(g_all[order].tolist(), u_all[order].tolist(), strict=True)):
+    units = zip(g_all[order].tolist(), u_all[order].tolist(), w_all[order].tolist(), strict=True)
+    for step, (g, u, unit_weight) in enumerate(units):
         if step % CHECK_EVERY == CHECK_EVERY - 1:
             budget.check("the load heuristic")
         group = data.groups[g]
         classes = heaps.get(id(group.eligible))
         if classes is None:
             classes = heaps[id(group.eligible)] = _capacity_heaps(group.eligible.tolist(), capacity, load)
-        unit_weight = int(group.min_weight()[u]) if len(group.weight) > 1 else int(group.weight[0][u])
         best: tuple[float, int, list[tuple[int, int]]] | None = None
         for heap in classes:
             m = _fresh_head(heap, load)
@@ -117,8 +118,10 @@ def _place(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, budget:
                 best = (key, m, heap)
         assert best is not None
         _, m, heap = best
-        row = 0 if len(group.weight) == 1 else int(np.flatnonzero(group.eligible == m)[0])
-        load[m] += int(group.weight_for(row)[u])
+        if len(group.weight) == 1:
+            load[m] += unit_weight
+        else:  # a join unit weighs, for m, the partitions of it that m reads
+            load[m] += int(group.weight_for(int(np.flatnonzero(group.eligible == m)[0]))[u])
         heapq.heapreplace(heap, (load[m], m))
         owners[g][u] = m
     weight[:] = load
