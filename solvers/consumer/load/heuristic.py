@@ -5,8 +5,10 @@
    heaviest kept units until it is under (fewest units shed, so fewest moves for that member);
 3. the free units (never owned, claimed by a member that cannot take them, or shed) go heaviest
    first, each to the eligible member where it ends lightest: the smallest (W + w) / c;
-4. while the bottleneck member is above the cap, the one move of one of its units that lowers
-   the larger of its own and the receiver's normalized load the most (none: stop).
+4. while the bottleneck member is above the cap, one move of one of its units that lowers the
+   larger of its own and the receiver's normalized load: of a unit it does not keep (moving it
+   again adds no move) when one does, else of a kept one; of those, the one that lowers it most
+   (none: stop).
 
 `tight_answer` runs steps 1 to 3 with no tolerance: a valid answer whose bottleneck, usually within
 a fraction of a percent of the proven bound, is an upper bound on L* that tightens the proven lower
@@ -33,6 +35,8 @@ CHECK_EVERY = 4096
 """units placed between two looks at the clock."""
 REPAIR_ROUNDS_PER_MEMBER = 4
 """step 4 moves at most this many units per member of the group."""
+TIGHT_SLACK_DIVISOR = 10
+"""`tight_answer` repairs its bottleneck down to (1 + load_tolerance / this) x the bound."""
 
 
 def shed_and_place(data: LoadData, bound: Fraction, budget: TimeBudget) -> list[np.ndarray]:
@@ -44,8 +48,10 @@ def shed_and_place(data: LoadData, bound: Fraction, budget: TimeBudget) -> list[
 
 def tight_answer(data: LoadData, bound: Fraction, budget: TimeBudget) -> list[np.ndarray]:
     """Steps 1 to 3 under `bound` itself: every member sheds down to bound x capacity, so the
-    free units spread the weight as evenly as the greedy placement can (no repair step)."""
-    owners, _ = _shed_and_place_under(data, bound, budget)
+    free units spread the weight as evenly as the greedy placement can; then step 4 until the
+    bottleneck is within a tenth of the tolerance of `bound` (closer buys the moves floor little)."""
+    owners, weight = _shed_and_place_under(data, bound, budget)
+    _repair(data, owners, weight, (1 + data.tolerance / TIGHT_SLACK_DIVISOR) * bound, budget)
     return owners
 
 
@@ -158,7 +164,9 @@ def _repair(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, limit:
         peak = float(normalized[top])
         if Fraction(int(weight[top]), int(data.capacity[top])) <= limit:
             return
-        best: tuple[float, int, int, int] | None = None  # (new peak of the pair, group, unit, receiver)
+        best: tuple[int, float, int, int, int] | None = (
+            None  # (moves added, new peak of the pair, group, unit, receiver)
+        )
         for g, (group, owner) in enumerate(zip(data.groups, owners, strict=True)):
             mine = np.flatnonzero(owner == top)
             others = group.eligible[group.eligible != top]
@@ -175,16 +183,29 @@ def _repair(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, limit:
             )
             after = (weight[others][:, None] + arriving) / capacity[others][:, None]
             pair = np.maximum(after, ((weight[top] - leaving) / capacity[top])[None, :])
-            r, u = np.unravel_index(int(np.argmin(pair)), pair.shape)
-            if pair[r, u] < peak and (best is None or pair[r, u] < best[0]):
-                best = (float(pair[r, u]), g, int(mine[u]), int(others[r]))
+            found = _cheapest_move(pair, peak, group.claimant[mine] == top)
+            if found is not None and (best is None or found[:2] < best[:2]):
+                best = (found[0], found[1], g, int(mine[found[3]]), int(others[found[2]]))
         if best is None:
             return
-        _, g, unit, receiver = best
+        _, _, g, unit, receiver = best
         moved = data.unit_weights_of(g, owners[g])[unit]
         owners[g][unit] = receiver
         weight[top] -= moved
         weight[receiver] += data.unit_weights_of(g, owners[g])[unit]
+
+
+def _cheapest_move(pair: np.ndarray, peak: float, kept: np.ndarray) -> tuple[int, float, int, int] | None:
+    """Of the moves (receiver row, unit column) that lower the peak, one adding no move (a unit
+    the bottleneck member does not keep) when there is one, then the lowest new peak of the pair:
+    (moves added, that peak, row, column), or None."""
+    lowers = pair < peak
+    for added, columns in ((0, ~kept), (1, kept)):
+        candidates = np.where(lowers & columns[None, :], pair, np.inf)
+        r, u = np.unravel_index(int(np.argmin(candidates)), candidates.shape)
+        if candidates[r, u] < np.inf:
+            return added, float(candidates[r, u]), int(r), int(u)
+    return None
 
 
 def _lightest_per_capacity(members: np.ndarray, weight: np.ndarray, capacity: np.ndarray) -> np.ndarray:

@@ -1,19 +1,31 @@
 """Balance `load`'s proofs where weights share a divisor (every member's total is then a multiple of
 it, and the fractional bound rounds each member's room down to one), and the moves floor that a
 tolerance-free answer tightens: never above the brute-force reference, on random tiny groups and on
-a hand-counted one."""
+a hand-counted one; and the heuristic's answers on larger random groups: valid, never below the
+bound, never under the moves floor."""
 
 from __future__ import annotations
 
+import time
 from fractions import Fraction
 from typing import Any
 from unittest.mock import patch
 
+import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from stickyd.models.consumer.balance import index_balance
+from stickyd.models.consumer.index import index_consumer_problem
+from stickyd.models.consumer.problem import ConsumerProblem
 from stickyd.solvers import solve_consumer
+from stickyd.solvers.budget import TimeBudget
 from stickyd.solvers.consumer.load import solve as balanced_solve
+from stickyd.solvers.consumer.load.bound import fractional_bound, moves_lower_bound
+from stickyd.solvers.consumer.load.data import load_data
+from stickyd.solvers.consumer.load.exact import bottleneck_of, kept_of
+from stickyd.solvers.consumer.load.heuristic import shed_and_place, tight_answer
+from stickyd.solvers.consumer.load.solve import _any_bottleneck
 from tests.conftest import assert_valid
 from tests.solvers.consumer.balance_reference import load_reference
 from tests.solvers.consumer.test_balance import SETTINGS, groups
@@ -69,3 +81,50 @@ def test_a_common_divisor_lifts_the_bound_to_the_best_bottleneck() -> None:
     assert figures is not None and figures.lower_bound is not None
     assert 999.999 < figures.lower_bound <= 1_000 == figures.max
     assert solution.stats.moves == figures.moves_lower_bound == 1
+
+
+@st.composite
+def medium_groups(draw: st.DrawFn) -> dict[str, Any]:
+    """1-4 topics of 5-60 partitions, 3-10 members of capacity 1, 2 or 4 on random subsets, skewed
+    weights (a few hot partitions), each partition claimed by a random subscriber or by nobody:
+    beyond the tiny reference, where steps 3 and 4 of the heuristic have work to do."""
+    topics = {f"t{i}": draw(st.integers(5, 60)) for i in range(draw(st.integers(1, 4)))}
+    names = sorted(topics)
+    heavy = st.one_of(st.integers(1, 2_000), st.integers(10_000, 50_000))
+    weights = {t: [draw(heavy) for _ in range(n)] for t, n in topics.items()}
+    members: list[dict[str, Any]] = []
+    for i in range(draw(st.integers(3, 10))):
+        subscribed = draw(st.lists(st.sampled_from(names), min_size=1, unique=True))
+        members.append({"id": f"m{i}", "topics": subscribed, "capacity": draw(st.sampled_from([1, 2, 4]))})
+    for t, n in topics.items():
+        subscribers = [m for m in members if t in m["topics"]]
+        for p in range(n):
+            if subscribers and draw(st.integers(0, 3)):
+                owner = subscribers[draw(st.integers(0, len(subscribers) - 1))]
+                owner.setdefault("owned", {}).setdefault(t, []).append(p)
+                owner["generation"] = 1
+    tolerance = draw(st.sampled_from([0, 0.02, 0.05, 0.2]))
+    options = {"balance": "load", "load_tolerance": tolerance, "time_limit_ms": 30_000}
+    return {"topics": topics, "partition_weights": weights, "members": members, "options": options}
+
+
+@SETTINGS
+@given(medium_groups())
+def test_heuristic_answers_are_valid_and_never_beat_the_bounds(problem: dict[str, Any]) -> None:
+    """The sticky answer and the tolerance-free one put every unit on an eligible member and never
+    go below the proven bound; an answer within (1 + tolerance) x the bound (so within it of L*)
+    never moves fewer partitions than the proven floor."""
+    model = ConsumerProblem.model_validate(problem)
+    index = index_consumer_problem(model)
+    data = load_data(index, index_balance(model, index))
+    budget = TimeBudget(time.monotonic() + 30)
+    bound = fractional_bound(data, _any_bottleneck(data), budget)
+    sticky, tight = shed_and_place(data, bound, budget), tight_answer(data, bound, budget)
+    for owners in (sticky, tight):
+        for group, owner in zip(data.groups, owners, strict=True):
+            assert np.isin(owner, group.eligible).all()
+        assert bottleneck_of(data, owners) >= bound
+    floor = moves_lower_bound(data, index.owned, min(bottleneck_of(data, sticky), bottleneck_of(data, tight)))
+    for owners in (sticky, tight):
+        if bottleneck_of(data, owners) <= (1 + data.tolerance) * bound:
+            assert index.owned - kept_of(index, owners) >= floor
