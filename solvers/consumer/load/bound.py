@@ -159,22 +159,30 @@ def moves_lower_bound(data: LoadData, owned: int, known: Fraction) -> int:
     best_kept = sum(int(g.kept.sum()) for g in data.groups)
     forced = owned - best_kept
     limit = (1 + data.tolerance) * known
-    kept_weights: dict[int, list[np.ndarray]] = {}
+    claimants, weights = [], []
     for group in data.groups:
         if len(group.weight) != 1 or not group.weight.shape[1]:
             continue  # joins: another member may keep as much of a unit, so leaving it may cost nothing
         mine = group.claimant >= 0
-        owners, weights = group.claimant[mine], group.weight[0][mine]
-        order = np.argsort(owners, kind="stable")
-        owners, weights = owners[order], weights[order]
-        cuts = np.flatnonzero(np.diff(owners)) + 1
-        for part_owner, part in zip(np.split(owners, cuts), np.split(weights, cuts), strict=True):
-            if len(part_owner):
-                kept_weights.setdefault(int(part_owner[0]), []).append(part)
-    shed = 0
-    for m, parts in kept_weights.items():
-        weights = np.sort(np.concatenate(parts))[::-1]
-        excess = int(weights.sum()) - math.floor(limit * int(data.capacity[m]))
-        if excess > 0:
-            shed += int(np.searchsorted(np.cumsum(weights), excess)) + 1
+        claimants.append(group.claimant[mine])
+        weights.append(group.weight[0][mine])
+    owner, weight = (
+        np.concatenate([np.zeros(0, np.int64), *claimants]),
+        np.concatenate([np.zeros(0, np.int64), *weights]),
+    )
+    if not len(owner):
+        return forced
+    order = np.lexsort((-weight, owner))  # member by member, heaviest first
+    owner, weight = owner[order], weight[order]
+    starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+    members = owner[starts]
+    per_capacity = {c: math.floor(limit * c) for c in set(data.capacity[members].tolist())}
+    room = np.array([per_capacity[c] for c in data.capacity[members].tolist()], dtype=np.int64)
+    excess = np.add.reduceat(weight, starts) - room
+    # a member sheds its heaviest kept partitions while what it shed so far is short of its
+    # excess (none when it has no excess: nothing shed is ever short of 0 or less)
+    sizes = np.diff(np.r_[starts, len(owner)])
+    before = np.cumsum(weight) - weight
+    before -= np.repeat(before[starts], sizes)
+    shed = int((before < np.repeat(excess, sizes)).sum())
     return forced + shed
