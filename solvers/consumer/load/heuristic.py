@@ -10,10 +10,10 @@
    again adds no move) when one does, else of a kept one; of those, the one that lowers it most
    (none: stop).
 
-`tight_answer` runs steps 1 to 3 with no tolerance: a valid answer whose bottleneck, usually within
-a fraction of a percent of the proven bound, is an upper bound on L* that tightens the proven lower
-bound on the moves (bound.py's `moves_lower_bound`; shedding again from the sticky answer instead
-bounds L* less closely).
+`tight_answer` runs steps 1 to 3 with no tolerance, then step 4 down to a tenth of the tolerance:
+a valid answer whose bottleneck, usually within a fraction of a percent of the proven bound, is an
+upper bound on L* that tightens the proven lower bound on the moves (bound.py's
+`moves_lower_bound`; shedding again from the sticky answer instead bounds L* less closely).
 
 Valid by construction (a unit only goes to an eligible member). Not proven: the dispatcher
 reports how far it can be from the best with `stats.load`.
@@ -164,9 +164,8 @@ def _repair(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, limit:
         peak = float(normalized[top])
         if Fraction(int(weight[top]), int(data.capacity[top])) <= limit:
             return
-        best: tuple[int, float, int, int, int] | None = (
-            None  # (moves added, new peak of the pair, group, unit, receiver)
-        )
+        # (moves added, new peak of the pair, group, unit, receiver)
+        best: tuple[int, float, int, int, int] | None = None
         for g, (group, owner) in enumerate(zip(data.groups, owners, strict=True)):
             mine = np.flatnonzero(owner == top)
             others = group.eligible[group.eligible != top]
