@@ -208,11 +208,26 @@ def _deal(index: ConsumerIndex, plan: list[_Dealing | None], flow: np.ndarray) -
             owner[owner < 0] = np.repeat(eligible, flow[step.takes] - taken)
         else:
             assert step.sig is not None and step.keep_sig is not None and step.pooled is not None
-            for row, sig, count in zip(step.rows.tolist(), step.keep_sig.tolist(), kept.tolist(), strict=True):
-                owner[np.flatnonzero((step.claimant == row) & (step.sig == sig))[:count]] = eligible[row]
+            _keep_lowest(owner, step.claimant, step.sig, kept, eligible)
             pooled = flow[step.pooled].reshape(-1, len(eligible))
             for sig, given in enumerate(pooled):
                 # each pool's units left, ascending, to the members in eligible order
                 owner[np.flatnonzero((owner < 0) & (step.sig == sig))] = np.repeat(eligible, given)
         owners.append(owner)
     return owners
+
+
+def _keep_lowest(
+    owner: np.ndarray, claimant: np.ndarray, sig: np.ndarray, kept: np.ndarray, eligible: np.ndarray
+) -> None:
+    """Each keep arc's flow, as units: the lowest-numbered units of its (claimant, rack signature)
+    go to the claimant. The keep arcs were made in np.unique's order of those pairs, which is the
+    order of the blocks below."""
+    claimed = np.flatnonzero(claimant >= 0)
+    units = claimed[np.lexsort((claimed, sig[claimed], claimant[claimed]))]
+    holder, pool = claimant[units], sig[units]
+    starts = np.flatnonzero(np.r_[True, (holder[1:] != holder[:-1]) | (pool[1:] != pool[:-1])])
+    sizes = np.diff(np.r_[starts, len(units)])
+    rank = np.arange(len(units)) - np.repeat(starts, sizes)
+    stays = rank < np.repeat(kept, sizes)
+    owner[units[stays]] = eligible[holder[stays]]
