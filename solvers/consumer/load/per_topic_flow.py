@@ -100,9 +100,13 @@ class _PerTopicNetwork:
             self.arcs(pool, take + np.arange(len(eligible)), group.units, 0, 0)
             return self._join_units(group, take, pool, takes)
         # a single topic's units, pooled by the racks holding their replicas
-        racks = group.racks[0] if group.racks is not None else (None,) * group.units
         signature: dict[frozenset[str] | None, int] = {}
-        sig = np.fromiter((signature.setdefault(r, len(signature)) for r in racks), np.int64, group.units)
+        if group.racks is None:  # one pool: no unit has a rack
+            signature[None] = 0
+            sig = np.zeros(group.units, dtype=np.int64)
+        else:
+            racks = group.racks[0]
+            sig = np.fromiter((signature.setdefault(r, len(signature)) for r in racks), np.int64, group.units)
         miss = np.array(
             [[_off_rack(self.racks[m], held) for m in group.eligible] for held in signature], dtype=np.int64
         ).reshape(len(signature), len(eligible))
@@ -124,8 +128,9 @@ class _PerTopicNetwork:
         free = np.bincount(sig[~claimed], minlength=len(signature))
         for s_, count in enumerate(free.tolist()):
             net.supply(pools + s_, count)
-        pairs, counts = np.unique(np.stack([claimant[claimed], sig[claimed]]), axis=1, return_counts=True)
-        holders, kept_sig = pairs[0], pairs[1]
+        # (claimant, signature) pairs in lexicographic order, as one key each
+        keys, counts = np.unique(claimant[claimed] * len(signature) + sig[claimed], return_counts=True)
+        holders, kept_sig = keys // len(signature), keys % len(signature)
         kept_nodes = net.add_nodes(len(counts))
         for i, count in enumerate(counts.tolist()):
             net.supply(kept_nodes + i, count)
