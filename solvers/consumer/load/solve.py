@@ -173,9 +173,9 @@ def _load(
         known = bottleneck_of(data, owners)
         # another valid answer, shed to the bound itself: its bottleneck bounds L* from above
         # closer than the sticky answer's, which raises the proven floor on the moves
-        tight = tight_answer(data, bound, share)
-        best = min(known, bottleneck_of(data, tight))
-        if known > (1 + data.tolerance) * best:
+        tight = _tight_in_time(data, bound, share)
+        best = known if tight is None else min(known, bottleneck_of(data, tight))
+        if tight is not None and known > (1 + data.tolerance) * best:
             owners, known = _stickiest_under(data, best, tight, share)
         exact = _exact_in_time(data, index, owners, share.share(LOAD_EXACT_SHARE).deadline)
         if exact is not None:
@@ -206,6 +206,15 @@ def _load(
         why, cause = f"the load solver failed ({type(error).__name__})", FallbackCause.SOLVER_ERROR
     owners, outcome = fallback(index, why, "optimal", cause)
     return owners, outcome, None
+
+
+def _tight_in_time(data: LoadData, bound: Fraction, budget: TimeBudget) -> list[np.ndarray] | None:
+    """The tolerance-free answer, or None when the time left is too short for it (the sticky
+    answer then stands with a looser floor on the moves)."""
+    try:
+        return tight_answer(data, bound, budget)
+    except SolveTimeout:
+        return None
 
 
 def _exact_in_time(data: LoadData, index: ConsumerIndex, start: list[np.ndarray], deadline: float) -> ExactLoad | None:

@@ -26,6 +26,7 @@ from stickyd.solvers.consumer.load.data import load_data
 from stickyd.solvers.consumer.load.exact import bottleneck_of, kept_of
 from stickyd.solvers.consumer.load.heuristic import shed_and_place, tight_answer
 from stickyd.solvers.consumer.load.solve import _any_bottleneck
+from stickyd.solvers.errors import SolveTimeout
 from tests.conftest import assert_valid
 from tests.solvers.consumer.balance_reference import load_reference
 from tests.solvers.consumer.test_balance import SETTINGS, groups
@@ -128,3 +129,36 @@ def test_heuristic_answers_are_valid_and_never_beat_the_bounds(problem: dict[str
     for owners in (sticky, tight):
         if bottleneck_of(data, owners) <= (1 + data.tolerance) * bound:
             assert index.owned - kept_of(index, owners) >= floor
+
+
+def test_a_tolerance_free_answer_out_of_time_leaves_the_sticky_answer_standing() -> None:
+    """When the time left runs out inside the second answer, the sticky one still answers (no
+    fallback), with a floor on the moves from its own bottleneck."""
+    problem = {
+        "topics": {"t": 40},
+        "partition_weights": {"t": [1_000 + 37 * p for p in range(40)]},
+        "members": [
+            {
+                "id": f"m{i}",
+                "topics": ["t"],
+                "capacity": 1 + i % 2,
+                "owned": {"t": list(range(i, 40, 3))},
+                "generation": 1,
+            }
+            for i in range(3)
+        ]
+        + [{"id": "m3", "topics": ["t"]}],
+        "options": {"balance": "load"},
+    }
+
+    def out_of_time(*_: object) -> None:
+        raise SolveTimeout("the load heuristic ran out of its time limit")
+
+    with patch.object(balanced_solve, "EXACT_MAX_PAIRS", 0), patch.object(balanced_solve, "tight_answer", out_of_time):
+        solution = solve_consumer(problem)
+    assert_valid(problem, solution)
+    assert solution.stats.solver == "load-heuristic" and not solution.stats.fallback
+    figures = solution.stats.load
+    assert figures is not None and figures.lower_bound is not None
+    assert figures.max <= 1.05 * figures.lower_bound
+    assert figures.moves_lower_bound <= solution.stats.moves
