@@ -42,6 +42,8 @@ LAYOUTS = ("sticky", "range")
 BOTTLENECK_TARGET = 1.05
 MOVES_TARGET = 1.10
 PER_TOPIC_TARGET = 1.5
+FLOAT_SLACK = 1e-9
+"""the figures are floats: a bottleneck exactly at 1.05 x the bound may read one rounding above."""
 PER_TOPIC_FROM = 1_000_000
 UNIFORM = "Kafka UniformAssignor"
 
@@ -147,7 +149,7 @@ def verdicts(instance: Instance) -> list[str]:
     checks = [
         (load["wall_s"] <= limit, f"load answered in {load['wall_s']:.3f} s (target {limit:g} s)"),
         (
-            load["bottleneck"] <= BOTTLENECK_TARGET * load["lower_bound"],
+            load["bottleneck"] <= BOTTLENECK_TARGET * load["lower_bound"] * (1 + FLOAT_SLACK),
             f"bottleneck {bottleneck:.4f} x its proven bound (target {BOTTLENECK_TARGET})",
         ),
         (
