@@ -161,7 +161,7 @@ def moves_lower_bound(data: LoadData, owned: int, known: Fraction) -> int:
     limit = (1 + data.tolerance) * known
     claimants, weights = [], []
     for group in data.groups:
-        if len(group.weight) != 1 or not group.weight.shape[1]:
+        if group.join or not group.weight.shape[1]:
             continue  # joins: another member may keep as much of a unit, so leaving it may cost nothing
         mine = group.claimant >= 0
         claimants.append(group.claimant[mine])

@@ -162,3 +162,26 @@ def test_a_tolerance_free_answer_out_of_time_leaves_the_sticky_answer_standing()
     assert figures is not None and figures.lower_bound is not None
     assert figures.max <= 1.05 * figures.lower_bound
     assert figures.moves_lower_bound <= solution.stats.moves
+
+
+def test_the_moves_floor_counts_no_shedding_of_co_partitioned_units() -> None:
+    """t0 and t1 co-partitioned, every partition weighing 1: units (t0-0, t1-0) and (t0-1, t1-1)
+    weigh 2. m0 owns t0 0 and 1, m1 owns t1 1; the best bottleneck is 2, one unit each. Giving
+    m1 the second unit moves only t0-1 (m1 keeps t1-1): one move, which the floor must not pass
+    (m0 giving up a unit costs nothing beyond what the unit loses anyway)."""
+    problem = {
+        "topics": {"t0": 2, "t1": 2},
+        "copartitioned": [["t0", "t1"]],
+        "members": [
+            {"id": "m0", "topics": ["t0", "t1"], "owned": {"t0": [0, 1]}, "generation": 1},
+            {"id": "m1", "topics": ["t0", "t1"], "owned": {"t1": [1]}, "generation": 1},
+        ],
+        "options": {"balance": "load", "load_tolerance": 0},
+    }
+    assert load_reference(problem)["moves"] == 1
+    with patch.object(balanced_solve, "EXACT_MAX_PAIRS", 0):
+        solution = solve_consumer(problem)
+    assert_valid(problem, solution)
+    figures = solution.stats.load
+    assert figures is not None and figures.moves_lower_bound is not None
+    assert figures.moves_lower_bound <= 1
