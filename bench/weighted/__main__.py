@@ -177,7 +177,9 @@ def report(instances: list[Instance], load_average: str = "") -> str:
             "leaves, previous owners as Kafka's assignors leave them. `/ L* bound` divides each answer's bottleneck "
             "by the proven lower bound `load` reports for the group; `/ moves bound` divides its moves by the "
             "proven floor on the moves of answers within `load_tolerance` (0.05) of L* (only `load` is held to it). "
-            "Wall and CPU seconds are the solve call's; peak RSS is the process's high-water mark once the "
+            "Wall and CPU seconds are the solve call's (UniformAssignor: the assignor call's wall time after "
+            "warm-up calls, as `bench.kafka_assignors` takes it; its CPU is not split from the JVM's); "
+            "peak RSS is the process's high-water mark once the "
             "request is parsed and once it is solved (for UniformAssignor, the JVM's at its end: heap, input and "
             "answer). `load` runs with its target as `time_limit_ms`, the other stickyd rows with 30 s. "
             "The machine may have been shared: CPU seconds beside wall seconds show how much." + load_average,
