@@ -20,6 +20,7 @@ from stickyd.models.consumer.index import index_consumer_problem
 from stickyd.models.consumer.problem import ConsumerProblem
 from stickyd.solvers import solve_consumer
 from stickyd.solvers.budget import TimeBudget
+from stickyd.solvers.consumer.load import heuristic
 from stickyd.solvers.consumer.load import solve as balanced_solve
 from stickyd.solvers.consumer.load.bound import fractional_bound, moves_lower_bound
 from stickyd.solvers.consumer.load.data import load_data
@@ -185,3 +186,15 @@ def test_the_moves_floor_counts_no_shedding_of_co_partitioned_units() -> None:
     figures = solution.stats.load
     assert figures is not None and figures.moves_lower_bound is not None
     assert figures.moves_lower_bound <= 1
+
+
+@SETTINGS
+@given(medium_groups())
+def test_placement_by_scan_and_by_heaps_choose_the_same_members(problem: dict[str, Any]) -> None:
+    """Step 3 finds the lightest eligible member by a scan where members sit in many eligible sets
+    and by lazy heaps elsewhere: the same member every time, so the same answer."""
+    answers = []
+    for scan_from in (0, 10**9):
+        with patch.object(heuristic, "SCAN_FROM_SETS", scan_from), patch.object(balanced_solve, "EXACT_MAX_PAIRS", 0):
+            answers.append(solve_consumer(problem).assignment)
+    assert answers[0] == answers[1]
