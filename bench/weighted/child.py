@@ -16,6 +16,10 @@ import subprocess
 import sys
 import threading
 from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+"""the repository's root: `python -m bench...` runs from there, wherever the benchmark started."""
 
 
 @dataclass(frozen=True)
@@ -29,7 +33,7 @@ class Measured:
 def run_measured(command: list[str], cap_s: float) -> Measured:
     """Run `command` under a small wrapper process, killed after cap_s."""
     wrapped = [sys.executable, "-m", "bench.weighted.child", str(cap_s), *command]
-    done = subprocess.run(wrapped, capture_output=True, text=True, check=False)
+    done = subprocess.run(wrapped, capture_output=True, text=True, check=False, cwd=REPO)
     out, _, last = done.stdout.rstrip("\n").rpartition("\n")
     try:
         figures = json.loads(last)
