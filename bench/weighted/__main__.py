@@ -144,6 +144,8 @@ def verdicts(instance: Instance) -> list[str]:
     load = instance.rows.get("load")
     if load is None:
         return found
+    if not load.get("lower_bound") or load.get("moves_lower_bound") is None:
+        return [*found, f"{name}: MISS load reported no bounds ({load['solver']})"]
     limit = target_s(instance.partitions)
     bottleneck, moves, floor = load["bottleneck"] / load["lower_bound"], load["moves"], load["moves_lower_bound"]
     checks = [

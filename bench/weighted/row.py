@@ -41,7 +41,8 @@ def solve_row(problem: dict[str, Any], way: str, limit_ms: int) -> dict[str, Any
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     rss_after = _peak_mb()
     stats = solution.stats
-    loads = normalized_loads(group_of(problem), owners_of(group_of(problem), solution.assignment))
+    group = group_of(problem)
+    loads = normalized_loads(group, owners_of(group, solution.assignment))
     out: dict[str, Any] = {
         "wall_s": wall,
         "cpu_s": cpu,
