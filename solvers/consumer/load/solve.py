@@ -41,7 +41,7 @@ from stickyd.solvers.consumer.load.exact import (
     pair_count,
     solve_load_exact,
 )
-from stickyd.solvers.consumer.load.heuristic import shed_and_place
+from stickyd.solvers.consumer.load.heuristic import shed_and_place, tight_answer
 from stickyd.solvers.consumer.load.lag_greedy import solve_lag_greedy
 from stickyd.solvers.consumer.load.per_topic_cpsat import PER_TOPIC_MAX_PAIRS, per_topic_pairs, solve_per_topic_cpsat
 from stickyd.solvers.consumer.load.per_topic_flow import member_unit_widths, solve_per_topic_flow
@@ -170,7 +170,13 @@ def _load(
         ceiling = _any_bottleneck(data)
         bound = fractional_bound(data, ceiling, share)
         owners = shed_and_place(data, bound, share)
-        known = best = bottleneck_of(data, owners)
+        known = bottleneck_of(data, owners)
+        # another valid answer, shed to the bound itself: its bottleneck bounds L* from above
+        # closer than the sticky answer's, which raises the proven floor on the moves
+        tight = _tight_in_time(data, bound, share)
+        best = known if tight is None else min(known, bottleneck_of(data, tight))
+        if tight is not None and known > (1 + data.tolerance) * best:
+            owners, known = _stickiest_under(data, best, tight, share)
         exact = _exact_in_time(data, index, owners, share.share(LOAD_EXACT_SHARE).deadline)
         if exact is not None:
             if exact.bottleneck is not None:
@@ -182,7 +188,7 @@ def _load(
                 proof: Proof = (exact.bottleneck, exact.bottleneck, moves, exact.moves is not None)
                 outcome = Outcome(strategy="optimal", solver="cp-sat", optimal=exact.moves is not None)
                 return exact.owners, outcome, proof
-            best = min(known, bottleneck_of(data, exact.owners))
+            best = min(best, bottleneck_of(data, exact.owners))
             if known > (1 + data.tolerance) * best:
                 # the sticky answer is surely beyond the tolerance: shed again under the better bottleneck
                 owners, known = _stickiest_under(data, best, exact.owners, share)
@@ -200,6 +206,15 @@ def _load(
         why, cause = f"the load solver failed ({type(error).__name__})", FallbackCause.SOLVER_ERROR
     owners, outcome = fallback(index, why, "optimal", cause)
     return owners, outcome, None
+
+
+def _tight_in_time(data: LoadData, bound: Fraction, budget: TimeBudget) -> list[np.ndarray] | None:
+    """The tolerance-free answer, or None when the time left is too short for it (the sticky
+    answer then stands with a looser floor on the moves)."""
+    try:
+        return tight_answer(data, bound, budget)
+    except SolveTimeout:
+        return None
 
 
 def _exact_in_time(data: LoadData, index: ConsumerIndex, start: list[np.ndarray], deadline: float) -> ExactLoad | None:

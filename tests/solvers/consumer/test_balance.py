@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from stickyd.solvers import solve_consumer
 from stickyd.solvers.consumer.load import solve as balanced_solve
+from stickyd.solvers.consumer.load.per_topic_flow import _keep_lowest
 from tests.conftest import assert_valid, expected, load_example
 from tests.solvers.consumer.balance_reference import candidates, load_reference, per_topic_reference, reference_weights
 
@@ -373,3 +375,23 @@ def test_balanced_modes_keep_a_short_time_limit(balance: str) -> None:
     solution = solve_consumer(problem)
     assert_valid(problem, solution)
     assert solution.stats.time_ms < 50 + 150
+
+
+@SETTINGS
+@given(st.data())
+def test_per_topic_dealing_keeps_each_claimants_lowest_units(data: st.DataObject) -> None:
+    """The flow's kept counts become units: per (claimant, rack signature), its lowest-numbered
+    units, as a plain loop over the keep arcs deals them."""
+    n, members, signatures = data.draw(st.integers(0, 40)), data.draw(st.integers(1, 5)), data.draw(st.integers(1, 3))
+    claimant = np.array(data.draw(st.lists(st.integers(-1, members - 1), min_size=n, max_size=n)), dtype=np.int64)
+    sig = np.array(data.draw(st.lists(st.integers(0, signatures - 1), min_size=n, max_size=n)), dtype=np.int64)
+    eligible = np.arange(members, dtype=np.int64) * 7 + 3
+    claimed = claimant >= 0
+    pairs, counts = np.unique(np.stack([claimant[claimed], sig[claimed]]), axis=1, return_counts=True)
+    kept = np.array([data.draw(st.integers(0, c)) for c in counts.tolist()], dtype=np.int64)
+    want = np.full(n, -1, dtype=np.int64)
+    for row, pool, count in zip(pairs[0].tolist(), pairs[1].tolist(), kept.tolist(), strict=True):
+        want[np.flatnonzero((claimant == row) & (sig == pool))[:count]] = eligible[row]
+    got = np.full(n, -1, dtype=np.int64)
+    _keep_lowest(got, claimant, sig, kept, eligible)
+    assert got.tolist() == want.tolist()
