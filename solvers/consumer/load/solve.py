@@ -44,6 +44,7 @@ from stickyd.solvers.consumer.load.exact import (
 from stickyd.solvers.consumer.load.heuristic import shed_and_place, tight_answer
 from stickyd.solvers.consumer.load.lag_greedy import solve_lag_greedy
 from stickyd.solvers.consumer.load.per_topic_cpsat import PER_TOPIC_MAX_PAIRS, per_topic_pairs, solve_per_topic_cpsat
+from stickyd.solvers.consumer.load.per_topic_extras import fits_extras, solve_per_topic_extras
 from stickyd.solvers.consumer.load.per_topic_flow import member_unit_widths, solve_per_topic_flow
 from stickyd.solvers.consumer.result import build_solution
 from stickyd.solvers.errors import SolverFailure, SolveTimeout
@@ -119,11 +120,15 @@ def solve_balanced(
 
 
 def _per_topic(index: ConsumerIndex, budget: TimeBudget, fallback: Fallback) -> tuple[list[np.ndarray], Outcome]:
-    """CP-SAT when members' units differ in width or racks are given, and the group is small
-    enough; else the flow: proven when every member's units are of one width (racks are then
-    left out: they are a tie-break below the proven levels)."""
+    """The extras' flow when every group is one topic and no racks are given; else CP-SAT when
+    members' units differ in width or racks are given, and the group is small enough; else the
+    flow: proven when every member's units are of one width (racks are then left out: they are a
+    tie-break below the proven levels)."""
     share = budget.share(OPTIMAL_SHARE)
     try:
+        if fits_extras(index):
+            owners = solve_per_topic_extras(index, lambda: share.check("the per-topic flow"))
+            return owners, Outcome(strategy="optimal", solver="min-cost-flow", optimal=True)
         _, uniform = member_unit_widths(index)
         said = ("members take units of different widths: totals balanced by units, not partitions",)
         if (not uniform or index.has_racks) and per_topic_pairs(index) <= PER_TOPIC_MAX_PAIRS:

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from stickyd.solvers import solve_consumer
 from stickyd.solvers.consumer.load import solve as balanced_solve
+from stickyd.solvers.consumer.load.per_topic_extras import solve_per_topic_extras
 from stickyd.solvers.consumer.load.per_topic_flow import _keep_lowest
 from tests.conftest import assert_valid, expected, load_example
 from tests.solvers.consumer.balance_reference import candidates, load_reference, per_topic_reference, reference_weights
@@ -120,21 +121,39 @@ def _spread(problem: dict[str, Any], final: dict[str, dict[str, list[int]]]) -> 
     return sum((Fraction(w * w, capacity[m]) for m, w in total.items()), Fraction(0))
 
 
-@pytest.mark.parametrize("path", ["as dispatched", "cp-sat", "flow"])
+@pytest.mark.parametrize("path", ["as dispatched", "extras", "cp-sat", "flow"])
 @SETTINGS
 @given(problem=groups("per_topic"))
 def test_per_topic_levels_equal_the_brute_force_reference(path: str, problem: dict[str, Any]) -> None:
     """Each topic spread floor/ceil, then the fewest squared totals, then the fewest moves, then
-    (racks given) the fewest partitions read off-rack: as dispatched (the flow, CP-SAT for small
-    groups with mixed unit widths or racks), by CP-SAT alone, and by the flow alone (proven where
+    (racks given) the fewest partitions read off-rack: as dispatched (the extras' flow without
+    joins or racks, else the flow, CP-SAT for small groups with mixed unit widths or racks), by
+    the extras' flow where it applies, by CP-SAT alone, and by the full flow alone (proven where
     every member's units are of one width; joins' racks left out)."""
     want = per_topic_reference(problem)
-    if path == "cp-sat":
-        with patch.object(balanced_solve, "member_unit_widths", lambda index: ({}, False)):
+    if path == "extras":
+        assume("partition_racks" not in problem and "copartitioned" not in problem)
+        calls: list[object] = []
+
+        def counted(*args: Any) -> Any:
+            calls.append(args)
+            return solve_per_topic_extras(*args)
+
+        with patch.object(balanced_solve, "solve_per_topic_extras", counted):
+            solution = solve_consumer(problem)
+        assert len(calls) == 1
+    elif path == "cp-sat":
+        with (
+            patch.object(balanced_solve, "member_unit_widths", lambda index: ({}, False)),
+            patch.object(balanced_solve, "fits_extras", lambda index: False),
+        ):
             solution = solve_consumer(problem)
         assert solution.stats.solver == "cp-sat"
     elif path == "flow":
-        with patch.object(balanced_solve, "PER_TOPIC_MAX_PAIRS", 0):
+        with (
+            patch.object(balanced_solve, "PER_TOPIC_MAX_PAIRS", 0),
+            patch.object(balanced_solve, "fits_extras", lambda index: False),
+        ):
             solution = solve_consumer(problem)
         assert solution.stats.solver == "min-cost-flow"
         assume(solution.stats.optimal)
