@@ -29,8 +29,8 @@ from stickyd.solvers.consumer.load.heuristic import shed_and_place, tight_answer
 from stickyd.solvers.consumer.load.solve import _any_bottleneck
 from stickyd.solvers.errors import SolveTimeout
 from tests.conftest import assert_valid
-from tests.solvers.consumer.balance_reference import load_reference
-from tests.solvers.consumer.test_balance import SETTINGS, groups
+from tests.solvers.consumer.load.balance_reference import load_reference
+from tests.solvers.consumer.load.test_balance import SETTINGS, groups
 
 
 def _multiples(problem: dict[str, Any], divisor: int, draw: st.DrawFn) -> dict[str, Any]:
