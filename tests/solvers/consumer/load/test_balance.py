@@ -20,7 +20,12 @@ from stickyd.solvers.consumer.load import solve as balanced_solve
 from stickyd.solvers.consumer.load.per_topic_extras import solve_per_topic_extras
 from stickyd.solvers.consumer.load.per_topic_flow import _keep_lowest
 from tests.conftest import assert_valid, expected, load_example
-from tests.solvers.consumer.load.balance_reference import candidates, load_reference, per_topic_reference, reference_weights
+from tests.solvers.consumer.load.balance_reference import (
+    candidates,
+    load_reference,
+    per_topic_reference,
+    reference_weights,
+)
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 EXAMPLES = Path(__file__).resolve().parents[4] / "service" / "examples"
