@@ -160,8 +160,9 @@ def verdicts(instance: Instance) -> list[str]:
         ),
     ]
     if "per_topic" in instance.rows and "count" in instance.rows:
-        per_topic, count = instance.rows["per_topic"]["wall_s"], instance.rows["count"]["wall_s"]
-        said = f"per_topic {per_topic:.3f} s = {per_topic / count:.2f} x count's {count:.3f} s"
+        # CPU seconds of the two solves: on a shared machine their ratio holds better than wall time's
+        per_topic, count = instance.rows["per_topic"]["cpu_s"], instance.rows["count"]["cpu_s"]
+        said = f"per_topic {per_topic:.3f} s of CPU = {per_topic / count:.2f} x count's {count:.3f} s"
         if instance.partitions >= PER_TOPIC_FROM:
             checks.append((per_topic <= PER_TOPIC_TARGET * count, f"{said} (target {PER_TOPIC_TARGET})"))
         else:

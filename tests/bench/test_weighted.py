@@ -106,6 +106,25 @@ def test_verdicts_name_a_miss_and_a_missing_row() -> None:
     assert [line.split(": ")[1].split()[0] for line in lines[1:]] == ["MISS", "MISS", "MISS"]
 
 
+def test_per_topic_is_judged_on_cpu_beside_count_from_a_million_partitions() -> None:
+    """per_topic within 1.5 x count's CPU seconds is ok, beyond is a MISS (wall time aside); below
+    1,000,000 partitions the ratio is a figure, not a verdict."""
+    load = {"wall_s": 1.0, "bottleneck": 100.0, "lower_bound": 100.0, "moves": 10, "moves_lower_bound": 10}
+
+    def per_topic_line(partitions: int, per_topic_cpu: float) -> str:
+        rows = {
+            "load": load,
+            "count": {"wall_s": 9.0, "cpu_s": 2.0},
+            "per_topic": {"wall_s": 1.0, "cpu_s": per_topic_cpu},
+        }
+        lines = verdicts(Instance(partitions, 2_000, "zipf", "range", rows=rows))
+        return next(line for line in lines if "per_topic" in line)
+
+    assert " ok per_topic 2.900 s of CPU = 1.45 x" in per_topic_line(1_000_000, 2.9)
+    assert " MISS per_topic 3.100 s of CPU = 1.55 x" in per_topic_line(1_000_000, 3.1)
+    assert "(figure) per_topic 3.100 s of CPU" in per_topic_line(100_000, 3.1)
+
+
 def test_the_program_writes_its_section(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(results, "RESULTS", tmp_path / "RESULTS.md")
     instances = main(["--sizes", "1500x10", "--weights", "zipf", "--layouts", "range", "--no-kafka"])
