@@ -1,4 +1,5 @@
-"""Balance `per_topic` at any size: one min-cost flow, its levels solved in turn (solvers/flows/levels.py).
+"""Balance `per_topic` with co-partitioned topics or racks, at any size: one min-cost flow, its levels
+solved in turn (solvers/flows/levels.py); plain topics take the smaller flow of per_topic_extras.py.
 
 Network, per topic group g (units of one topic, or KIP-315 joins) and eligible member m:
 

@@ -4,9 +4,9 @@ within the request's time budget, and the `stats` that say what is proven.
 The dispatcher hands every request whose `options.balance` is not `count`, that sends `capacity` /
 `partition_weights` with `count`, or that asks for `lag-greedy`, to `solve_balanced`. Baselines
 answer as they always do (with `stats.load` measured on their answer); `optimal` takes, for
-`per_topic`, the flow (CP-SAT for mixed unit widths), and for `load` the exact CP-SAT model where
-it fits, else the shed-and-place heuristic with proven bounds; whatever runs out of time falls
-back as `count` does.
+`per_topic`, the extras' flow (with joins or racks, the full per-topic flow; CP-SAT for mixed unit
+widths), and for `load` the exact CP-SAT model where it fits, else the shed-and-place heuristic
+with proven bounds; whatever runs out of time falls back as `count` does.
 """
 
 from __future__ import annotations
