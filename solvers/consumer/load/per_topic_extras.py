@@ -18,7 +18,7 @@ extras' flow is exact"):
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -69,9 +69,10 @@ def solve_per_topic_extras(index: ConsumerIndex, between: Callable[[], None]) ->
             net.supply(node, remainder)
             # one extra partition of the topic to each of r of its subscribers
             extras = net.add_arcs(node, member_node + topic.eligible, 1, 0)
+            # then stickiness: the extra keeps one more of a member's own partitions if it owned more than floor
             keep_costs.append(-(topic.owned > topic.floor).astype(np.int64))
             most[topic.eligible] += 1
-            topics[-1] = _Topic(topic.eligible, topic.floor, topic.claimant, topic.owned, extras)
+            topics[-1] = replace(topic, extras=extras)
             net.supply(sink, -remainder)
         between()
     square_costs = [np.zeros(net.arcs, dtype=np.int64)]
