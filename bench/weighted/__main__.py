@@ -12,9 +12,9 @@ row runs `solve_consumer` in a child process of its own (wall and CPU seconds of
 alone, the request already parsed; peak RSS of the process); UniformAssignor runs in the JVM
 harness (its time is the assignor call alone, after warm-up calls) and its weighted bottleneck is
 summed in Python from the owners it chose. `per_topic` is judged on its CPU seconds beside
-`count`'s on the same group (at most 1.5 x, from 1,000,000 partitions). The time limit of the `load` row is the size's target
-(2 s up to 100,000 partitions, 10 s above); the other stickyd rows get 30 s, so that none falls
-back on a busy machine.
+`count`'s on the same group (at most 1.5 x, from 1,000,000 partitions). The time limit of the
+`load` row is the size's target (2 s up to 100,000 partitions, 10 s above); the other stickyd
+rows get 30 s, so that none falls back on a busy machine.
 """
 
 from __future__ import annotations
