@@ -16,9 +16,18 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from stickyd.models.consumer.compact import MEDIA_TYPE as COMPACT_MEDIA_TYPE
+from stickyd.models.consumer.compact import is_compact
 from stickyd.service.admission.promise_floor import answer_cost_ms, floor_estimate_ms
 from stickyd.service.app_state import Services
-from stickyd.service.http.request_body import ClientGone, media_type_error, read_body
+from stickyd.service.http.request_body import (
+    JSON_MEDIA_TYPE,
+    ClientGone,
+    declared_media_type,
+    encoding_error,
+    media_type_error,
+    read_body,
+)
 from stickyd.service.processes.pool import (
     EXITED_REASON,
     FALLBACK_REASON,
@@ -62,7 +71,11 @@ async def answer(kind: Kind, request: Request, services: Services) -> Response:
     settings = services.settings
     endpoint = f"/v1/assign/{kind}"
     try:
-        body = media_type_error(request) or await read_body(request, settings.max_body_bytes, settings.body_timeout_s)
+        body = media_type_error(request, kind) or await read_body(
+            request, settings.max_body_bytes, settings.body_timeout_s
+        )
+        if isinstance(body, bytes):
+            body = encoding_error(declared_media_type(request), body) or body
     except ClientGone:
         log.info("endpoint=%s client disconnected before its body was complete", endpoint)
         services.metrics.disconnects.labels(endpoint, "body").inc()
@@ -80,7 +93,9 @@ async def answer(kind: Kind, request: Request, services: Services) -> Response:
             return Response(status_code=400)
     services.record(endpoint, result, time.monotonic() - arrived, timing)
     headers = {"Retry-After": str(timing.retry_after_s)} if timing.retry_after_s else None
-    return Response(content=result.body, status_code=result.status, media_type="application/json", headers=headers)
+    compact = result.status == 200 and is_compact(result.body)
+    media_type = COMPACT_MEDIA_TYPE if compact else JSON_MEDIA_TYPE
+    return Response(content=result.body, status_code=result.status, media_type=media_type, headers=headers)
 
 
 async def _solve_unless_gone(
