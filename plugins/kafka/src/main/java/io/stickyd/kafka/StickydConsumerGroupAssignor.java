@@ -53,6 +53,7 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
     private final UniformAssignor fallback = new UniformAssignor();
     private volatile StickydHttpClient client = StickydHttpClient.fromConfig(Map.of(), System.getenv());
     private volatile ObjectNode options;
+    private volatile boolean compactWire = true;
 
     public StickydConsumerGroupAssignor() {
         this(NAME, false);
@@ -74,6 +75,14 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
     public void configure(Map<String, ?> configs) {
         client = StickydHttpClient.fromConfig(configs, System.getenv());
         options = options(configs);
+        Object encoding = configs.get(ENCODING_CONFIG);
+        if (encoding != null && !encoding.toString().isBlank()) {
+            String chosen = encoding.toString().trim();
+            if (!chosen.equals("compact") && !chosen.equals("json")) {
+                throw new IllegalArgumentException(ENCODING_CONFIG + " must be compact or json, got " + encoding);
+            }
+            compactWire = chosen.equals("compact");
+        }
         String described = client.baseUrl() + " with a " + client.timeoutMs() + " ms deadline";
         if (!(name + described).equals(lastConfigured)) {
             lastConfigured = name + described;
@@ -105,6 +114,22 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
         return added;
     }
 
+    /** Whether requests go in the compact encoding ({@code stickyd.encoding=compact}, the default) or as JSON. */
+    public static final String ENCODING_CONFIG = "stickyd.encoding";
+
+    /** The answer of stickyd: in the compact encoding unless configured otherwise or a member has a rack. */
+    private GroupAssignment ask(StickydHttpClient stickyd, GroupSpec group, SubscribedTopicDescriber topics) throws Exception {
+        int limitMs = Math.max(1, stickyd.timeoutMs() / 2);
+        CompactConsumerRequest.Request compact = compactWire ? CompactConsumerRequest.build(group, topics, limitMs, options) : null;
+        if (compact != null) {
+            byte[] answer = stickyd.post(PATH, CompactConsumerRequest.MEDIA_TYPE, compact.body());
+            return CompactConsumerAnswer.read(answer, compact, group);
+        }
+        ConsumerRequestBuilder.Request request = ConsumerRequestBuilder.build(group, topics, limitMs, options);
+        JsonNode answer = stickyd.post(PATH, request.body());
+        return ConsumerResponseReader.read(answer, request, group, topics);
+    }
+
     /** How many assignments the uniform fallback has computed in this process. */
     public static long fallbacks() {
         return FALLBACKS.get();
@@ -114,10 +139,7 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
     public GroupAssignment assign(GroupSpec group, SubscribedTopicDescriber topics) throws PartitionAssignorException {
         StickydHttpClient stickyd = client;
         try {
-            ConsumerRequestBuilder.Request request =
-                ConsumerRequestBuilder.build(group, topics, Math.max(1, stickyd.timeoutMs() / 2), options);
-            JsonNode answer = stickyd.post(PATH, request.body());
-            GroupAssignment assignment = ConsumerResponseReader.read(answer, request, group, topics);
+            GroupAssignment assignment = ask(stickyd, group, topics);
             if (IN_OUTAGE.compareAndSet(true, false)) {
                 LOG.info("stickyd at {} answers again; {} assignments were made by the uniform fallback so far",
                     stickyd.baseUrl(), FALLBACKS.get());

@@ -104,11 +104,19 @@ public final class StickydHttpClient {
      * than 200, or a body that is not JSON.
      */
     public JsonNode post(String path, JsonNode body) throws IOException {
+        return JSON.readTree(post(path, "application/json", JSON.writeValueAsBytes(body)));
+    }
+
+    /**
+     * POSTs {@code body} of media type {@code contentType} and returns the answer's bytes; throws
+     * {@link IOException} as {@link #post(String, JsonNode)} does.
+     */
+    public byte[] post(String path, String contentType, byte[] body) throws IOException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         HttpRequest.Builder builder = HttpRequest.newBuilder(base.resolve(path))
             .timeout(Duration.ofMillis(timeoutMs))
-            .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body)));
+            .header("Content-Type", contentType)
+            .POST(HttpRequest.BodyPublishers.ofByteArray(body));
         if (token != null) {
             builder.header("Authorization", "Bearer " + token);
         }
@@ -132,6 +140,6 @@ public final class StickydHttpClient {
             throw new IOException("stickyd answered HTTP " + response.statusCode() + ": "
                 + text.substring(0, Math.min(300, text.length())));
         }
-        return JSON.readTree(response.body());
+        return response.body();
     }
 }

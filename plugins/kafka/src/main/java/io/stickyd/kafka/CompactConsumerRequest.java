@@ -1,0 +1,174 @@
+package io.stickyd.kafka;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
+import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
+import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException;
+import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
+
+/**
+ * The group coordinator's view of a consumer group as a compact stickyd request
+ * (docs/wire-format.md, "The compact encoding"): the same request as {@link ConsumerRequestBuilder}'s
+ * JSON, with members and topics by index, one subscription list per distinct subscription, and the
+ * current assignment as runs of partitions. Members are sent sorted by id; a claim on a topic the
+ * request does not list, or past its partition count, is left out (the JSON request's service
+ * ignores it). Groups with racks take the JSON request ({@link #build} returns null).
+ */
+final class CompactConsumerRequest {
+    static final String MEDIA_TYPE = "application/vnd.stickyd.consumer+msgpack";
+    static final byte[] MAGIC = "\u00ffstickyd\u0001".getBytes(StandardCharsets.ISO_8859_1);
+
+    /** The body, the members in the order sent and the topics in the order sent (with their counts). */
+    record Request(byte[] body, List<String> memberIds, List<Uuid> topicIds, int[] partitions) {
+    }
+
+    private CompactConsumerRequest() {
+    }
+
+    static Request build(GroupSpec group, SubscribedTopicDescriber topics, int timeLimitMs, ObjectNode options) {
+        List<String> memberIds = new ArrayList<>(group.memberIds());
+        memberIds.sort(null);
+        Map<Uuid, Integer> topicIndex = new HashMap<>();
+        List<Uuid> topicIds = new ArrayList<>();
+        int[] counts = new int[8];
+        Map<Set<Uuid>, Integer> subscriptionIndex = new HashMap<>();
+        List<int[]> subscriptions = new ArrayList<>();
+        int[] memberSubscription = new int[memberIds.size()];
+        for (int m = 0; m < memberIds.size(); m++) {
+            MemberSubscription subscription = group.memberSubscription(memberIds.get(m));
+            if (subscription.rackId().isPresent()) {
+                return null;
+            }
+            Set<Uuid> subscribed = subscription.subscribedTopicIds();
+            Integer known = subscriptionIndex.get(subscribed);
+            if (known == null) {
+                int[] indices = new int[subscribed.size()];
+                int k = 0;
+                for (Uuid topicId : subscribed) {
+                    Integer t = topicIndex.get(topicId);
+                    if (t == null) {
+                        int count = topics.numPartitions(topicId);
+                        if (count < 0) {
+                            throw new PartitionAssignorException("member " + memberIds.get(m) + " is subscribed to topic "
+                                + topicId + ", which is not in the group's topic metadata");
+                        }
+                        t = topicIds.size();
+                        topicIndex.put(topicId, t);
+                        topicIds.add(topicId);
+                        counts = t < counts.length ? counts : Arrays.copyOf(counts, 2 * counts.length);
+                        counts[t] = count;
+                    }
+                    indices[k++] = t;
+                }
+                known = subscriptions.size();
+                subscriptionIndex.put(subscribed, known);
+                subscriptions.add(indices);
+            }
+            memberSubscription[m] = known;
+        }
+        Msgpack.Writer out = new Msgpack.Writer().bytes(MAGIC).map(5);
+        out.str("topics").array(topicIds.size());
+        for (int t = 0; t < topicIds.size(); t++) {
+            out.array(2).str(topicIds.get(t).toString()).integer(counts[t]);
+        }
+        out.str("subscriptions").array(subscriptions.size());
+        for (int[] indices : subscriptions) {
+            out.array(indices.length);
+            for (int t : indices) {
+                out.integer(t);
+            }
+        }
+        out.str("members").array(memberIds.size());
+        for (int m = 0; m < memberIds.size(); m++) {
+            out.array(2).str(memberIds.get(m)).integer(memberSubscription[m]);
+        }
+        int[] runs = ownedRuns(group, memberIds, topicIndex, counts);
+        out.str("owned").int32s(runs, runs[runs.length - 1]);
+        out.str("options");
+        writeOptions(out, options, timeLimitMs);
+        return new Request(out.toByteArray(), memberIds, topicIds, Arrays.copyOf(counts, topicIds.size()));
+    }
+
+    /** The runs (member, topic, first, count) of every member's current assignment; the last slot holds the length used. */
+    private static int[] ownedRuns(GroupSpec group, List<String> memberIds, Map<Uuid, Integer> topicIndex, int[] counts) {
+        int[] runs = new int[1 << 12];
+        int used = 0;
+        int[] numbers = new int[64];
+        for (int m = 0; m < memberIds.size(); m++) {
+            for (Map.Entry<Uuid, Set<Integer>> claim : group.memberAssignment(memberIds.get(m)).partitions().entrySet()) {
+                Integer t = topicIndex.get(claim.getKey());
+                if (t == null || claim.getValue().isEmpty()) {
+                    continue;
+                }
+                int n = 0;
+                if (numbers.length < claim.getValue().size()) {
+                    numbers = new int[claim.getValue().size()];
+                }
+                for (Integer p : claim.getValue()) {
+                    if (p >= 0 && p < counts[t]) {
+                        numbers[n++] = p;
+                    }
+                }
+                Arrays.sort(numbers, 0, n);
+                for (int i = 0; i < n; ) {
+                    int j = i + 1;
+                    while (j < n && numbers[j] == numbers[j - 1] + 1) {
+                        j++;
+                    }
+                    if (used + 5 > runs.length) {
+                        runs = Arrays.copyOf(runs, 2 * runs.length);
+                    }
+                    runs[used++] = m;
+                    runs[used++] = t;
+                    runs[used++] = numbers[i];
+                    runs[used++] = j - i;
+                    while (j < n && numbers[j] == numbers[j - 1]) {
+                        j++; // a partition listed twice: once is enough
+                    }
+                    i = j;
+                }
+            }
+        }
+        if (used + 1 > runs.length) {
+            runs = Arrays.copyOf(runs, used + 1);
+        }
+        runs[runs.length - 1] = used;
+        return runs;
+    }
+
+    private static void writeOptions(Msgpack.Writer out, ObjectNode options, int timeLimitMs) {
+        Map<String, JsonNode> fields = new HashMap<>();
+        for (Iterator<Map.Entry<String, JsonNode>> it = options.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> field = it.next();
+            fields.put(field.getKey(), field.getValue());
+        }
+        fields.putIfAbsent("strategy", StickydHttpClient.JSON.getNodeFactory().textNode("optimal"));
+        fields.putIfAbsent("time_limit_ms", StickydHttpClient.JSON.getNodeFactory().numberNode(timeLimitMs));
+        out.map(fields.size());
+        for (Map.Entry<String, JsonNode> field : fields.entrySet()) {
+            out.str(field.getKey());
+            JsonNode value = field.getValue();
+            if (value.isIntegralNumber()) {
+                out.integer(value.asLong());
+            } else if (value.isNumber()) {
+                out.decimal(value.asDouble());
+            } else if (value.isBoolean()) {
+                out.bool(value.asBoolean());
+            } else if (value.isNull()) {
+                out.nil();
+            } else {
+                out.str(value.asText());
+            }
+        }
+    }
+}

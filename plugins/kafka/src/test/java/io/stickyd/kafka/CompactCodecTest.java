@@ -1,0 +1,186 @@
+package io.stickyd.kafka;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
+import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
+import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
+import org.apache.kafka.coordinator.group.modern.Assignment;
+import org.apache.kafka.coordinator.group.modern.GroupSpecImpl;
+import org.apache.kafka.coordinator.group.modern.MemberSubscriptionAndAssignmentImpl;
+import org.junit.jupiter.api.Test;
+
+/** The compact encoding's writer and reader (docs/wire-format.md, "The compact encoding"). */
+class CompactCodecTest {
+    private static final Uuid ORDERS = new Uuid(7L, 1L);
+    private static final Uuid CLICKS = new Uuid(7L, 3L);
+    private static final SubscribedTopicDescriber TOPICS = new SubscribedTopicDescriber() {
+        @Override
+        public int numPartitions(Uuid topicId) {
+            return topicId.equals(ORDERS) ? 6 : topicId.equals(CLICKS) ? 2 : -1;
+        }
+
+        @Override
+        public Set<String> racksForPartition(Uuid topicId, int partition) {
+            return Set.of();
+        }
+    };
+
+    /** a owns orders 0-2 (subscribed to orders), b owns orders 3, 5 and clicks 0 (subscribed to both). */
+    private static GroupSpec group() {
+        Map<String, MemberSubscriptionAndAssignmentImpl> members = Map.of(
+            "a", new MemberSubscriptionAndAssignmentImpl(Optional.empty(), Optional.empty(), Set.of(ORDERS),
+                new Assignment(Map.of(ORDERS, Set.of(2, 0, 1)))),
+            "b", new MemberSubscriptionAndAssignmentImpl(Optional.empty(), Optional.empty(), Set.of(ORDERS, CLICKS),
+                new Assignment(Map.of(ORDERS, Set.of(5, 3), CLICKS, Set.of(0)))));
+        return new GroupSpecImpl(members, SubscriptionType.HETEROGENEOUS, Map.of());
+    }
+
+    private static CompactConsumerRequest.Request request() {
+        return CompactConsumerRequest.build(group(), TOPICS, 500, StickydHttpClient.JSON.createObjectNode());
+    }
+
+    @Test
+    void theRequestListsMembersSortedTopicsOnceAndTheCurrentAssignmentAsRuns() {
+        CompactConsumerRequest.Request request = request();
+        assertEquals(List.of("a", "b"), request.memberIds());
+        Msgpack.Reader in = new Msgpack.Reader(request.body(), CompactConsumerRequest.MAGIC.length);
+        Map<String, Object> seen = new HashMap<>();
+        for (int fields = in.map(); fields > 0; fields--) {
+            String key = in.str();
+            if (key.equals("owned")) {
+                seen.put(key, in.int32s());
+            } else if (key.equals("members")) {
+                int n = in.array();
+                for (int m = 0; m < n; m++) {
+                    assertEquals(2, in.array());
+                    assertEquals(request.memberIds().get(m), in.str());
+                    in.integer();
+                }
+                seen.put(key, n);
+            } else {
+                in.skip();
+                seen.put(key, null);
+            }
+        }
+        assertEquals(Set.of("topics", "subscriptions", "members", "owned", "options"), seen.keySet());
+        int orders = request.topicIds().indexOf(ORDERS);
+        int clicks = request.topicIds().indexOf(CLICKS);
+        int[] runs = (int[]) seen.get("owned");
+        int[] expected = {0, orders, 0, 3, 1, orders, 3, 1, 1, orders, 5, 1, 1, clicks, 0, 1};
+        assertEquals(16, runs.length);
+        assertEquals(runsOf(expected), runsOf(runs));
+    }
+
+    private static Set<List<Integer>> runsOf(int[] runs) {
+        Set<List<Integer>> out = new java.util.HashSet<>();
+        for (int i = 0; i < runs.length; i += 4) {
+            out.add(List.of(runs[i], runs[i + 1], runs[i + 2], runs[i + 3]));
+        }
+        return out;
+    }
+
+    private static byte[] answer(int[] runs, int... unchanged) {
+        Msgpack.Writer out = new Msgpack.Writer().bytes(CompactConsumerRequest.MAGIC).map(4);
+        out.str("assignment").int32s(runs, runs.length);
+        out.str("unchanged").array(unchanged.length);
+        for (int m : unchanged) {
+            out.integer(m);
+        }
+        out.str("target").nil();
+        out.str("stats").map(1).str("optimal").bool(true);
+        return out.toByteArray();
+    }
+
+    @Test
+    void anUnchangedMemberGetsBackItsOwnMapAndTheOthersTheirRuns() {
+        CompactConsumerRequest.Request request = request();
+        int orders = request.topicIds().indexOf(ORDERS);
+        int clicks = request.topicIds().indexOf(CLICKS);
+        GroupSpec group = group();
+        GroupAssignment got = CompactConsumerAnswer.read(
+            answer(new int[] {1, orders, 3, 3, 1, clicks, 0, 2}, 0), request, group);
+        assertSame(group.memberAssignment("a").partitions(), got.members().get("a").partitions());
+        assertEquals(Map.of(ORDERS, Set.of(3, 4, 5), CLICKS, Set.of(0, 1)), got.members().get("b").partitions());
+    }
+
+    @Test
+    void aWrongAnswerIsRefused() {
+        CompactConsumerRequest.Request request = request();
+        int o = request.topicIds().indexOf(ORDERS);
+        int c = request.topicIds().indexOf(CLICKS);
+        Map<String, byte[]> wrong = new HashMap<>();
+        wrong.put("a partition twice", answer(new int[] {1, o, 2, 4, 1, c, 0, 2}, 0));
+        wrong.put("a partition left out", answer(new int[] {1, o, 3, 2, 1, c, 0, 2}, 0));
+        wrong.put("past the partition count", answer(new int[] {1, o, 3, 4, 1, c, 0, 2}, 0));
+        wrong.put("an unsubscribed topic", answer(new int[] {0, c, 0, 2, 1, o, 3, 3}, 0));
+        wrong.put("a member index out of range", answer(new int[] {2, o, 3, 3, 1, c, 0, 2}, 0));
+        wrong.put("an unchanged member given runs", answer(new int[] {0, o, 3, 3, 1, c, 0, 2}, 0));
+        wrong.put("an empty run", answer(new int[] {1, o, 3, 0, 1, o, 3, 3, 1, c, 0, 2}, 0));
+        byte[] good = answer(new int[] {1, o, 3, 3, 1, c, 0, 2}, 0);
+        wrong.put("truncated", Arrays.copyOf(good, good.length - 3));
+        wrong.put("not compact", "{}".getBytes());
+        for (Map.Entry<String, byte[]> answer : wrong.entrySet()) {
+            assertThrows(IllegalStateException.class, () -> CompactConsumerAnswer.read(answer.getValue(), request, group()),
+                answer.getKey());
+        }
+    }
+
+    @Test
+    void runsAreASetOfPartitionsEqualToAnyOther() {
+        IntRunsSet runs = new IntRunsSet(new int[] {0, 4, 9}, new int[] {2, 3, 1});
+        assertEquals(Set.of(0, 1, 4, 5, 6, 9), runs);
+        assertEquals(runs, Set.of(0, 1, 4, 5, 6, 9));
+        assertEquals(Set.of(0, 1, 4, 5, 6, 9).hashCode(), runs.hashCode());
+        assertTrue(runs.contains(6) && !runs.contains(7) && !runs.contains(3) && !runs.contains(-1));
+        assertArrayEquals(new Object[] {0, 1, 4, 5, 6, 9}, runs.toArray());
+    }
+
+    @Test
+    void theAssignorSendsTheCompactEncodingAndReadsItsAnswer() throws IOException {
+        AtomicReference<String> contentType = new AtomicReference<>();
+        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/v1/assign/consumer", exchange -> {
+            contentType.set(exchange.getRequestHeaders().getFirst("Content-Type"));
+            exchange.getRequestBody().readAllBytes();
+            CompactConsumerRequest.Request request = request();
+            int o = request.topicIds().indexOf(ORDERS);
+            int c = request.topicIds().indexOf(CLICKS);
+            byte[] body = answer(new int[] {1, o, 3, 3, 1, c, 0, 2}, 0);
+            exchange.getResponseHeaders().add("Content-Type", CompactConsumerRequest.MEDIA_TYPE);
+            exchange.sendResponseHeaders(200, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        server.start();
+        try {
+            StickydConsumerGroupAssignor assignor = new StickydConsumerGroupAssignor();
+            assignor.configure(Map.of(StickydHttpClient.URL_CONFIG, "http://127.0.0.1:" + server.getAddress().getPort(),
+                StickydHttpClient.TIMEOUT_MS_CONFIG, "5000"));
+            long fallbacks = StickydConsumerGroupAssignor.fallbacks();
+            GroupAssignment got = assignor.assign(group(), TOPICS);
+            assertEquals(fallbacks, StickydConsumerGroupAssignor.fallbacks());
+            assertEquals(CompactConsumerRequest.MEDIA_TYPE, contentType.get());
+            assertEquals(Map.of(ORDERS, Set.of(3, 4, 5), CLICKS, Set.of(0, 1)), got.members().get("b").partitions());
+        } finally {
+            server.stop(0);
+        }
+    }
+}
