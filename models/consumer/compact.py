@@ -49,6 +49,7 @@ class _Request(msgspec.Struct, forbid_unknown_fields=True):
     subscriptions: list[list[int]]
     members: list[_Member]
     owned: bytes = b""
+    owners: bytes = b""
     options: dict[str, Any] | UnsetType = UNSET
     copartitioned: Any = UNSET
     partition_racks: Any = UNSET
@@ -75,6 +76,7 @@ class CompactRequest:
 
     data: dict[str, Any]
     owned: bytes
+    owners: bytes
     names: list[str]
     partitions: list[int]
 
@@ -87,7 +89,14 @@ class CompactRequest:
                 raise ProblemError(f"topics[{i}].partitions", f"{count} is not a partition count (0 to {INT32_MAX})")
         counts = np.array(self.partitions, dtype=np.int64)
         members = len(self.data["members"])
-        return {OWNED_COLUMNS_GIVEN: owned_columns_from_runs(self.owned, members, counts, self.names)}
+        by_runs = owned_columns_from_runs(self.owned, members, counts, self.names)
+        if not self.owners:
+            return {OWNED_COLUMNS_GIVEN: by_runs}
+        by_owners = owned_columns_from_owners(self.owners, members, counts, self.names)
+        if not len(by_runs.member):
+            return {OWNED_COLUMNS_GIVEN: by_owners}
+        both = (np.concatenate([a, b]) for a, b in zip(_fields(by_owners), _fields(by_runs), strict=True))
+        return {OWNED_COLUMNS_GIVEN: OwnedColumns(*both)}
 
 
 def decode_compact(body: bytes) -> CompactRequest:
@@ -119,7 +128,7 @@ def decode_compact(body: bytes) -> CompactRequest:
         value = getattr(request, name)
         if value is not UNSET:
             data[name] = value
-    return CompactRequest(data, request.owned, names, [t.partitions for t in request.topics])
+    return CompactRequest(data, request.owned, request.owners, names, [t.partitions for t in request.topics])
 
 
 def _decode(payload: memoryview) -> _Request:
@@ -162,6 +171,45 @@ def _subscription_names(subscriptions: list[list[int]], names: list[str]) -> lis
     return out
 
 
+def _fields(columns: OwnedColumns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return columns.member, columns.topic, columns.partition
+
+
+def name_order(names: list[str]) -> np.ndarray:
+    """The request's topic indices in name order (the order of `sorted(topics)`)."""
+    return np.argsort(np.array(names, dtype=object), kind="stable").astype(np.int64)
+
+
+def owned_columns_from_owners(owners: bytes, members: int, counts: np.ndarray, names: list[str]) -> OwnedColumns:
+    """The claims of a dense `owners` array (per partition of every listed topic, in the order of
+    `topics`: the claimant's member index, or -1) as columns sorted by member, topic name and
+    partition (what claim resolution takes without sorting); raises ProblemError."""
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    if len(owners) != 4 * int(offsets[-1]):
+        raise ProblemError(
+            "owners", f"{len(owners)} bytes, but the topics have {int(offsets[-1])} partitions (4 bytes each)"
+        )
+    owner = np.frombuffer(owners, dtype="<i4")
+    bad = (owner < -1) | (owner >= members)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        t = int(np.searchsorted(offsets, k, side="right")) - 1
+        where = f"{names[t]} partition {k - int(offsets[t])}"
+        raise ProblemError(f"owners[{k}]", f"member index {int(owner[k])} out of range ({members} members; {where})")
+    order = name_order(names)
+    if (np.diff(order) < 0).any():  # lay the topics out in name order
+        owner = np.concatenate([owner[offsets[t] : offsets[t + 1]] for t in order.tolist()])
+    sorted_counts = counts[order]
+    sorted_offsets = np.concatenate([[0], np.cumsum(sorted_counts)]).astype(np.int64)
+    flat = np.flatnonzero(owner >= 0)
+    claimant = owner[flat]
+    # a stable sort by member keeps each member's claims in (topic name, partition) order
+    flat = flat[np.argsort(claimant.astype(np.int16 if members < 2**15 else np.int32), kind="stable")]
+    topic_of = np.repeat(np.arange(len(names), dtype=np.int64), sorted_counts)
+    topic = topic_of[flat]
+    return OwnedColumns(owner[flat].astype(np.int64), topic, flat - sorted_offsets[topic])
+
+
 def owned_columns_from_runs(owned: bytes, members: int, counts: np.ndarray, names: list[str]) -> OwnedColumns:
     """The runs of `owned` expanded into claim columns (member in request order, topic by position
     in `sorted(names)`); raises ProblemError naming the first bad run."""
@@ -179,7 +227,7 @@ def owned_columns_from_runs(owned: bytes, members: int, counts: np.ndarray, name
     if order is not None:
         member, topic, first, count = member[order], topic[order], first[order], count[order]
     sorted_position = np.empty(len(names), dtype=np.int64)
-    sorted_position[np.argsort(np.array(names, dtype=object), kind="stable")] = np.arange(len(names))
+    sorted_position[name_order(names)] = np.arange(len(names))
     starts = np.cumsum(count) - count
     partition = np.arange(total, dtype=np.int64) - np.repeat(starts - first, count)
     return OwnedColumns(np.repeat(member, count), np.repeat(sorted_position[topic], count), partition)

@@ -23,6 +23,9 @@ def encode_request(request: dict[str, Any]) -> bytes:
     subscriptions: dict[tuple[int, ...], int] = {}
     members: list[list[Any]] = []
     runs: list[tuple[int, int, int, int]] = []
+    counts = [request["topics"][t] for t in names]
+    offsets = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).astype(np.int64)
+    owners = np.full(int(offsets[-1]), -1, dtype="<i4")
     for m, member in enumerate(request["members"]):
         subscribed = tuple(topic_at[t] for t in member["topics"] if t in topic_at)
         index = subscriptions.setdefault(subscribed, len(subscriptions))
@@ -32,13 +35,18 @@ def encode_request(request: dict[str, Any]) -> bytes:
         members.append(row)
         for topic, parts in (member.get("owned") or {}).items():
             if topic in topic_at:
-                count = request["topics"][topic]
-                runs += _runs(m, topic_at[topic], sorted({p for p in parts if 0 <= p < count}))
+                t = topic_at[topic]
+                listed = np.unique(np.array([p for p in parts if 0 <= p < counts[t]], dtype=np.int64))
+                flat = offsets[t] + listed
+                free = owners[flat] == -1  # the first claimant in the dense array, the others as runs
+                owners[flat[free]] = m
+                runs += _runs(m, t, listed[~free].tolist())
     document: dict[str, Any] = {
         "topics": [[t, request["topics"][t]] for t in names],
         "subscriptions": [list(s) for s in subscriptions],
         "members": members,
         "owned": np.array(runs, dtype="<i4").reshape(-1, 4).tobytes(),
+        "owners": owners.tobytes(),
     }
     for field in ("options", "copartitioned", "partition_racks", "partition_weights"):
         if field in request:
@@ -64,12 +72,13 @@ def decode_answer(body: bytes, request: dict[str, Any]) -> dict[str, Any]:
     answer = msgspec.msgpack.decode(body[len(MAGIC) :])
     ids = [m["id"] for m in request["members"]]
     names = list(request["topics"])
-    assignment = _maps(answer["assignment"], ids, names)
+    counts = list(request["topics"].values())
+    assignment = _dense_maps(answer["assignment"], ids, names, counts)
     for m in answer["unchanged"]:
         owned = request["members"][m].get("owned") or {}
         assignment[ids[m]] = {t: sorted(set(p)) for t, p in owned.items() if p}
     free = _maps(answer["unassigned"], [""], names, nobody=True)[""]
-    target = None if answer["target"] is None else _maps(answer["target"], ids, names)
+    target = None if answer["target"] is None else _dense_maps(answer["target"], ids, names, counts)
     return {
         "assignment": assignment,
         "revoke": _maps(answer["revoke"], ids, names) if answer["revoke"] else {},
@@ -77,6 +86,18 @@ def decode_answer(body: bytes, request: dict[str, Any]) -> dict[str, Any]:
         "unassigned": free,
         "stats": answer["stats"],
     }
+
+
+def _dense_maps(owners: bytes, ids: list[str], names: list[str], counts: list[int]) -> dict[str, dict[str, list[int]]]:
+    out: dict[str, dict[str, list[int]]] = {member_id: {} for member_id in ids}
+    owner = np.frombuffer(owners, dtype="<i4")
+    at = 0
+    for name, count in zip(names, counts, strict=True):
+        for p, m in enumerate(owner[at : at + count].tolist()):
+            if m >= 0:
+                out[ids[m]].setdefault(name, []).append(p)
+        at += count
+    return out
 
 
 def _maps(runs: bytes, ids: list[str], names: list[str], nobody: bool = False) -> dict[str, dict[str, list[int]]]:

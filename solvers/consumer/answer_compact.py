@@ -1,7 +1,8 @@
 """The consumer answer in the compact encoding (docs/wire-format.md, "The compact encoding"):
-members and topics by their index in the request, partitions as runs in little-endian int32
-arrays, and the members whose assignment is exactly what they claimed listed as `unchanged`
-instead of repeated. Written from integer columns: no Python object per partition.
+members and topics by their index in the request, the assignment as one little-endian int32 per
+partition (its member), the few other lists as runs, and the members whose assignment is exactly
+what they claimed listed as `unchanged`. Written from integer columns: no Python object per
+partition.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Mapping, Sequence
 import msgspec
 import numpy as np
 
-from stickyd.models.consumer.compact import MAGIC
+from stickyd.models.consumer.compact import MAGIC, name_order
 from stickyd.models.consumer.problem import ConsumerProblem, ConsumerSolution, ConsumerStats, TopicPartitions
 
 Columns = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -43,21 +44,33 @@ def runs(columns: Columns) -> bytes:
     return out.tobytes()
 
 
-def unchanged(problem: ConsumerProblem, assignment: Columns) -> np.ndarray:
-    """The members (request order) whose assignment (request terms) is exactly the set of
-    partitions they claimed, each claimed once."""
+def request_offsets(problem: ConsumerProblem) -> np.ndarray:
+    """Where each topic of the request (in its order) starts in a dense owners array."""
+    counts = np.fromiter(problem.topics.values(), dtype=np.int64, count=len(problem.topics))
+    return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+
+def dense_owners(problem: ConsumerProblem, columns: Columns) -> np.ndarray:
+    """Request-order columns as one int32 per partition of every listed topic: the member, or -1."""
+    offsets = request_offsets(problem)
+    owner = np.full(int(offsets[-1]), -1, dtype="<i4")
+    member, topic, partition = columns
+    owner[offsets[topic] + partition] = member
+    return owner
+
+
+def unchanged(problem: ConsumerProblem, owner: np.ndarray) -> np.ndarray:
+    """The members (request order) whose partitions in `owner` (dense, request terms) are exactly
+    the set of partitions they claimed, each claimed once."""
     claims = problem.owned_columns
     members = len(problem.members)
     if claims is None:
         return np.zeros(0, dtype=np.int64)
-    counts = np.array(list(problem.topics.values()), dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    member, topic, partition = assignment
-    owner = np.full(int(offsets[-1]) + 1, -1, dtype=np.int64)  # the last slot: no such partition
-    owner[offsets[topic] + partition] = member
+    offsets = request_offsets(problem)
+    counts = np.diff(offsets)
+    owner = np.append(owner, -1)  # the last slot: no such partition
     # claims: topic by position in sorted(topics) -> request order
-    names = list(problem.topics)
-    to_request_topic = np.argsort(np.array(names, dtype=object), kind="stable")
+    to_request_topic = name_order(list(problem.topics))
     c_topic = np.where(claims.topic >= 0, to_request_topic[np.maximum(claims.topic, 0)], -1)
     in_range = (c_topic >= 0) & (claims.partition < np.append(counts, 0)[c_topic])
     flat = np.where(in_range, offsets[np.maximum(c_topic, 0)] + claims.partition, len(owner) - 1)
@@ -66,28 +79,25 @@ def unchanged(problem: ConsumerProblem, assignment: Columns) -> np.ndarray:
     bad[claims.member[~kept]] = True
     claimed_twice = np.bincount(flat[kept], minlength=len(owner)) > 1
     bad[owner[np.flatnonzero(claimed_twice)]] = True
-    same_count = np.bincount(claims.member[kept], minlength=members) == np.bincount(member, minlength=members)
+    given = np.bincount(owner[owner >= 0], minlength=members)
+    same_count = np.bincount(claims.member[kept], minlength=members) == given
     return np.flatnonzero(same_count & ~bad)
 
 
 def encode_answer(
     problem: ConsumerProblem,
-    assignment: Columns,
+    assignment: np.ndarray,
     revoke: Columns,
-    target: Columns | None,
+    target: np.ndarray | None,
     unassigned: Columns,
     stats: ConsumerStats,
 ) -> bytes:
-    """The whole answer; every column set in request terms."""
-    same = unchanged(problem, assignment)
-    changed = np.ones(len(problem.members) + 1, dtype=bool)
-    changed[same] = False
-    keep = changed[assignment[0]]
+    """The whole answer: `assignment` and `target` dense (request terms), the rest as columns."""
     document = {
-        "assignment": runs((assignment[0][keep], assignment[1][keep], assignment[2][keep])),
-        "unchanged": same.tolist(),
+        "assignment": assignment.astype("<i4", copy=False).tobytes(),
+        "unchanged": unchanged(problem, assignment).tolist(),
         "revoke": runs(revoke),
-        "target": None if target is None else runs(target),
+        "target": None if target is None else target.astype("<i4", copy=False).tobytes(),
         "unassigned": runs(unassigned),
         "stats": stats.model_dump(mode="json"),
     }
@@ -114,10 +124,10 @@ def columns_of_maps(problem: ConsumerProblem, maps: Mapping[str, TopicPartitions
 def encode_solution(problem: ConsumerProblem, solution: ConsumerSolution) -> bytes:
     """Any consumer answer in the compact encoding, read from its maps."""
     unassigned = _unassigned_columns(problem, solution.unassigned)
-    target = None if solution.target is None else columns_of_maps(problem, solution.target)
+    target = None if solution.target is None else dense_owners(problem, columns_of_maps(problem, solution.target))
     return encode_answer(
         problem,
-        columns_of_maps(problem, solution.assignment),
+        dense_owners(problem, columns_of_maps(problem, solution.assignment)),
         columns_of_maps(problem, solution.revoke),
         target,
         unassigned,

@@ -57,6 +57,13 @@ BAD = [
     (_body(owned=_runs((0, 0, 0, 0))), "owned[0].count", "at least 1"),
     (_body(owned=_runs((0, 0, 5, 3))), "owned[0]", "partitions 5..7 out of range (t has 6 partitions)"),
     (_body(options={"strategy": "fastest"}), "options.strategy", ""),
+    (_body(owners=b"\0" * 12), "owners", "12 bytes, but the topics have 8 partitions"),
+    (
+        _body(owners=np.array([0, 0, 0, 1, 1, 7, 1, 1], dtype="<i4").tobytes()),
+        "owners[5]",
+        "member index 7 out of range",
+    ),
+    (_body(owners=np.array([0, 0, 0, 1, 1, 1, 1, -2], dtype="<i4").tobytes()), "owners[7]", "u partition 1"),
 ]
 
 
@@ -79,9 +86,22 @@ def test_the_answer_lists_unchanged_members_instead_of_their_partitions() -> Non
     assert result.status == 200 and result.body.startswith(MAGIC)
     answer = msgspec.msgpack.decode(result.body[len(MAGIC) :])
     assert answer["unchanged"] == [0]  # m1 keeps t 0-2
-    runs = np.frombuffer(answer["assignment"], dtype="<i4").reshape(-1, 4).tolist()
-    assert all(run[0] != 0 for run in runs)
-    assert sum(run[3] for run in runs) == 5  # the other 5 of 8 partitions
+    owner = np.frombuffer(answer["assignment"], dtype="<i4").tolist()
+    assert owner[:3] == [0, 0, 0] and owner[6:] == [1, 1]  # t 0-5, then u 0-1
+    assert sorted(owner[3:6]) == [1, 2, 2]  # m2 keeps one of t 3-5 and u; m3 takes two
+
+
+def test_dense_owners_and_runs_claim_alike() -> None:
+    """The same claims sent as the dense `owners` array (one member index per partition) and as
+    runs get the same answer."""
+    owners = np.array([0, 0, 0, 1, 1, 1, 1, 1], dtype="<i4").tobytes()
+    by_runs = run_job("consumer", _body(), LIMITS)
+    by_owners = run_job("consumer", _body(owned=b"", owners=owners), LIMITS)
+    halves = run_job(
+        "consumer", _body(owned=_runs((1, 0, 3, 3), (1, 1, 0, 2)), owners=owners[:12] + bytes([255]) * 20), LIMITS
+    )
+    strip = lambda body: {k: v for k, v in msgspec.msgpack.decode(body[len(MAGIC) :]).items() if k != "stats"}  # noqa: E731
+    assert strip(by_runs.body) == strip(by_owners.body) == strip(halves.body)
 
 
 def _normal(maps: dict[str, dict[str, list[int]]] | None) -> dict[str, dict[str, list[int]]] | None:

@@ -20,7 +20,7 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
  * The group coordinator's view of a consumer group as a compact stickyd request
  * (docs/wire-format.md, "The compact encoding"): the same request as {@link ConsumerRequestBuilder}'s
  * JSON, with members and topics by index, one subscription list per distinct subscription, and the
- * current assignment as runs of partitions. Members are sent sorted by id; a claim on a topic the
+ * current assignment as one member index per partition. Members are sent sorted by id; a claim on a topic the
  * request does not list, or past its partition count, is left out (the JSON request's service
  * ignores it). Groups with racks take the JSON request ({@link #build} returns null).
  */
@@ -76,7 +76,7 @@ final class CompactConsumerRequest {
             }
             memberSubscription[m] = known;
         }
-        Msgpack.Writer out = new Msgpack.Writer().bytes(MAGIC).map(5);
+        Msgpack.Writer out = new Msgpack.Writer().bytes(MAGIC).map(6);
         out.str("topics").array(topicIds.size());
         for (int t = 0; t < topicIds.size(); t++) {
             out.array(2).str(topicIds.get(t).toString()).integer(counts[t]);
@@ -92,55 +92,54 @@ final class CompactConsumerRequest {
         for (int m = 0; m < memberIds.size(); m++) {
             out.array(2).str(memberIds.get(m)).integer(memberSubscription[m]);
         }
-        int[] runs = ownedRuns(group, memberIds, topicIndex, counts);
+        int[] offsets = new int[topicIds.size() + 1];
+        for (int t = 0; t < topicIds.size(); t++) {
+            offsets[t + 1] = offsets[t] + counts[t];
+        }
+        int[] owners = new int[offsets[topicIds.size()]];
+        Arrays.fill(owners, -1);
+        int[] runs = claims(group, memberIds, topicIndex, counts, offsets, owners);
         out.str("owned").int32s(runs, runs[runs.length - 1]);
+        out.str("owners").int32s(owners, owners.length);
         out.str("options");
         writeOptions(out, options, timeLimitMs);
         return new Request(out.toByteArray(), memberIds, topicIds, Arrays.copyOf(counts, topicIds.size()));
     }
 
-    /** The runs (member, topic, first, count) of every member's current assignment; the last slot holds the length used. */
-    private static int[] ownedRuns(GroupSpec group, List<String> memberIds, Map<Uuid, Integer> topicIndex, int[] counts) {
-        int[] runs = new int[1 << 12];
+    /**
+     * Every member's current assignment: {@code owners} (one slot per partition of every listed topic, in
+     * the order of {@code topics}: its member, or -1) filled with the first claimant of each partition,
+     * and the runs (member, topic, first, count) of any further claimant; the runs' last slot holds the
+     * length used.
+     */
+    private static int[] claims(GroupSpec group, List<String> memberIds, Map<Uuid, Integer> topicIndex, int[] counts,
+                                int[] offsets, int[] owners) {
+        int[] runs = new int[5];
         int used = 0;
-        int[] numbers = new int[64];
         for (int m = 0; m < memberIds.size(); m++) {
             for (Map.Entry<Uuid, Set<Integer>> claim : group.memberAssignment(memberIds.get(m)).partitions().entrySet()) {
                 Integer t = topicIndex.get(claim.getKey());
-                if (t == null || claim.getValue().isEmpty()) {
+                if (t == null) {
                     continue;
                 }
-                int n = 0;
-                if (numbers.length < claim.getValue().size()) {
-                    numbers = new int[claim.getValue().size()];
-                }
                 for (Integer p : claim.getValue()) {
-                    if (p >= 0 && p < counts[t]) {
-                        numbers[n++] = p;
+                    if (p < 0 || p >= counts[t]) {
+                        continue;
                     }
-                }
-                Arrays.sort(numbers, 0, n);
-                for (int i = 0; i < n; ) {
-                    int j = i + 1;
-                    while (j < n && numbers[j] == numbers[j - 1] + 1) {
-                        j++;
+                    int slot = offsets[t] + p;
+                    if (owners[slot] < 0) {
+                        owners[slot] = m;
+                    } else if (owners[slot] != m) {
+                        if (used + 5 > runs.length) {
+                            runs = Arrays.copyOf(runs, 2 * runs.length + 5);
+                        }
+                        runs[used++] = m;
+                        runs[used++] = t;
+                        runs[used++] = p;
+                        runs[used++] = 1;
                     }
-                    if (used + 5 > runs.length) {
-                        runs = Arrays.copyOf(runs, 2 * runs.length);
-                    }
-                    runs[used++] = m;
-                    runs[used++] = t;
-                    runs[used++] = numbers[i];
-                    runs[used++] = j - i;
-                    while (j < n && numbers[j] == numbers[j - 1]) {
-                        j++; // a partition listed twice: once is enough
-                    }
-                    i = j;
                 }
             }
-        }
-        if (used + 1 > runs.length) {
-            runs = Arrays.copyOf(runs, used + 1);
         }
         runs[runs.length - 1] = used;
         return runs;

@@ -58,14 +58,15 @@ class CompactCodecTest {
     }
 
     @Test
-    void theRequestListsMembersSortedTopicsOnceAndTheCurrentAssignmentAsRuns() {
+    void theRequestListsMembersSortedTopicsOnceAndTheCurrentAssignmentAsOneOwnerPerPartition() {
         CompactConsumerRequest.Request request = request();
         assertEquals(List.of("a", "b"), request.memberIds());
+        assertEquals(List.of(ORDERS, CLICKS), request.topicIds()); // first seen: a reads orders only
         Msgpack.Reader in = new Msgpack.Reader(request.body(), CompactConsumerRequest.MAGIC.length);
         Map<String, Object> seen = new HashMap<>();
         for (int fields = in.map(); fields > 0; fields--) {
             String key = in.str();
-            if (key.equals("owned")) {
+            if (key.equals("owned") || key.equals("owners")) {
                 seen.put(key, in.int32s());
             } else if (key.equals("members")) {
                 int n = in.array();
@@ -80,26 +81,14 @@ class CompactCodecTest {
                 seen.put(key, null);
             }
         }
-        assertEquals(Set.of("topics", "subscriptions", "members", "owned", "options"), seen.keySet());
-        int orders = request.topicIds().indexOf(ORDERS);
-        int clicks = request.topicIds().indexOf(CLICKS);
-        int[] runs = (int[]) seen.get("owned");
-        int[] expected = {0, orders, 0, 3, 1, orders, 3, 1, 1, orders, 5, 1, 1, clicks, 0, 1};
-        assertEquals(16, runs.length);
-        assertEquals(runsOf(expected), runsOf(runs));
+        assertEquals(Set.of("topics", "subscriptions", "members", "owned", "owners", "options"), seen.keySet());
+        assertArrayEquals(new int[] {0, 0, 0, 1, -1, 1, 1, -1}, (int[]) seen.get("owners"));
+        assertArrayEquals(new int[0], (int[]) seen.get("owned"));
     }
 
-    private static Set<List<Integer>> runsOf(int[] runs) {
-        Set<List<Integer>> out = new java.util.HashSet<>();
-        for (int i = 0; i < runs.length; i += 4) {
-            out.add(List.of(runs[i], runs[i + 1], runs[i + 2], runs[i + 3]));
-        }
-        return out;
-    }
-
-    private static byte[] answer(int[] runs, int... unchanged) {
+    private static byte[] answer(int[] owners, int... unchanged) {
         Msgpack.Writer out = new Msgpack.Writer().bytes(CompactConsumerRequest.MAGIC).map(4);
-        out.str("assignment").int32s(runs, runs.length);
+        out.str("assignment").int32s(owners, owners.length);
         out.str("unchanged").array(unchanged.length);
         for (int m : unchanged) {
             out.integer(m);
@@ -111,12 +100,8 @@ class CompactCodecTest {
 
     @Test
     void anUnchangedMemberGetsBackItsOwnMapAndTheOthersTheirRuns() {
-        CompactConsumerRequest.Request request = request();
-        int orders = request.topicIds().indexOf(ORDERS);
-        int clicks = request.topicIds().indexOf(CLICKS);
         GroupSpec group = group();
-        GroupAssignment got = CompactConsumerAnswer.read(
-            answer(new int[] {1, orders, 3, 3, 1, clicks, 0, 2}, 0), request, group);
+        GroupAssignment got = CompactConsumerAnswer.read(answer(new int[] {0, 0, 0, 1, 1, 1, 1, 1}, 0), request(), group);
         assertSame(group.memberAssignment("a").partitions(), got.members().get("a").partitions());
         assertEquals(Map.of(ORDERS, Set.of(3, 4, 5), CLICKS, Set.of(0, 1)), got.members().get("b").partitions());
     }
@@ -124,17 +109,15 @@ class CompactCodecTest {
     @Test
     void aWrongAnswerIsRefused() {
         CompactConsumerRequest.Request request = request();
-        int o = request.topicIds().indexOf(ORDERS);
-        int c = request.topicIds().indexOf(CLICKS);
         Map<String, byte[]> wrong = new HashMap<>();
-        wrong.put("a partition twice", answer(new int[] {1, o, 2, 4, 1, c, 0, 2}, 0));
-        wrong.put("a partition left out", answer(new int[] {1, o, 3, 2, 1, c, 0, 2}, 0));
-        wrong.put("past the partition count", answer(new int[] {1, o, 3, 4, 1, c, 0, 2}, 0));
-        wrong.put("an unsubscribed topic", answer(new int[] {0, c, 0, 2, 1, o, 3, 3}, 0));
-        wrong.put("a member index out of range", answer(new int[] {2, o, 3, 3, 1, c, 0, 2}, 0));
-        wrong.put("an unchanged member given runs", answer(new int[] {0, o, 3, 3, 1, c, 0, 2}, 0));
-        wrong.put("an empty run", answer(new int[] {1, o, 3, 0, 1, o, 3, 3, 1, c, 0, 2}, 0));
-        byte[] good = answer(new int[] {1, o, 3, 3, 1, c, 0, 2}, 0);
+        wrong.put("a partition left out", answer(new int[] {0, 0, 0, 1, -1, 1, 1, 1}, 0));
+        wrong.put("a member index out of range", answer(new int[] {0, 0, 0, 1, 2, 1, 1, 1}, 0));
+        wrong.put("an unsubscribed topic", answer(new int[] {0, 0, 1, 1, 1, 1, 0, 1}));
+        wrong.put("an unchanged member given more", answer(new int[] {0, 0, 0, 0, 1, 1, 1, 1}, 0));
+        wrong.put("an unchanged member given less", answer(new int[] {0, 0, 1, 1, 1, 1, 1, 1}, 0));
+        wrong.put("an unchanged index out of range", answer(new int[] {0, 0, 0, 1, 1, 1, 1, 1}, 5));
+        wrong.put("the wrong length", answer(new int[] {0, 0, 0, 1, 1, 1, 1}, 0));
+        byte[] good = answer(new int[] {0, 0, 0, 1, 1, 1, 1, 1}, 0);
         wrong.put("truncated", Arrays.copyOf(good, good.length - 3));
         wrong.put("not compact", "{}".getBytes());
         for (Map.Entry<String, byte[]> answer : wrong.entrySet()) {
@@ -160,10 +143,7 @@ class CompactCodecTest {
         server.createContext("/v1/assign/consumer", exchange -> {
             contentType.set(exchange.getRequestHeaders().getFirst("Content-Type"));
             exchange.getRequestBody().readAllBytes();
-            CompactConsumerRequest.Request request = request();
-            int o = request.topicIds().indexOf(ORDERS);
-            int c = request.topicIds().indexOf(CLICKS);
-            byte[] body = answer(new int[] {1, o, 3, 3, 1, c, 0, 2}, 0);
+            byte[] body = answer(new int[] {0, 0, 0, 1, 1, 1, 1, 1}, 0);
             exchange.getResponseHeaders().add("Content-Type", CompactConsumerRequest.MEDIA_TYPE);
             exchange.sendResponseHeaders(200, body.length);
             exchange.getResponseBody().write(body);
