@@ -76,6 +76,7 @@ final class CompactConsumerAnswer {
             }
             same[m] = true;
         }
+        checkUnchanged(owners, same, request.claims());
         Map<Uuid, Integer> topicIndex = new HashMap<>();
         for (int t = 0; t < request.topicIds().size(); t++) {
             topicIndex.put(request.topicIds().get(t), t);
@@ -83,12 +84,30 @@ final class CompactConsumerAnswer {
         Map<String, MemberAssignment> members = new HashMap<>();
         for (int m = 0; m < memberIds.size(); m++) {
             String memberId = memberIds.get(m);
-            Map<Uuid, Set<Integer>> partitions = same[m]
+            Map<Uuid, Set<Integer>> partitions = same[m] && request.claims().exact()[m]
+                ? group.memberAssignment(memberId).partitions() // checked on the arrays above
+                : same[m]
                 ? unchangedMap(group.memberAssignment(memberId).partitions(), m, start[m + 1] - start[m], owners, offsets, topicIndex)
                 : runsOf(bySlot, start[m], start[m + 1], offsets, request, group.memberSubscription(memberId).subscribedTopicIds());
             members.put(memberId, new MemberAssignmentImpl(partitions));
         }
         return new GroupAssignment(members);
+    }
+
+    /**
+     * For the unchanged members whose whole assignment the request's {@code owners} held: the answer gives
+     * each exactly the slots it held (one pass over the two arrays, no boxed partition).
+     */
+    private static void checkUnchanged(int[] owners, boolean[] same, CompactConsumerRequest.Claims claims) {
+        int[] held = claims.owners();
+        boolean[] exact = claims.exact();
+        for (int slot = 0; slot < owners.length; slot++) {
+            int before = held[slot];
+            int now = owners[slot];
+            if (before != now && (before >= 0 && same[before] && exact[before] || same[now] && exact[now])) {
+                throw new IllegalStateException("a member marked unchanged loses or gains partition slot " + slot);
+            }
+        }
     }
 
     private static int[] offsets(int[] partitions) {
@@ -105,6 +124,10 @@ final class CompactConsumerAnswer {
         int held = 0;
         for (Map.Entry<Uuid, Set<Integer>> claim : current.entrySet()) {
             Integer t = topicIndex.get(claim.getKey());
+            if (t != null && claim.getValue() instanceof IntRunsSet runs) {
+                held += checkRuns(runs, m, offsets[t], offsets[t + 1] - offsets[t], owners, claim.getKey());
+                continue;
+            }
             for (Integer p : claim.getValue()) {
                 if (t == null || p < 0 || p >= offsets[t + 1] - offsets[t] || owners[offsets[t] + p] != m) {
                     throw new IllegalStateException("member " + m + " marked unchanged, but partition " + p + " of "
@@ -117,6 +140,18 @@ final class CompactConsumerAnswer {
             throw new IllegalStateException("member " + m + " marked unchanged, but given " + given + " partitions, not " + held);
         }
         return current;
+    }
+
+    private static int checkRuns(IntRunsSet runs, int m, int offset, int count, int[] owners, Uuid topicId) {
+        for (int r = 0; r < runs.runs(); r++) {
+            for (int p = runs.first(r); p < runs.first(r) + runs.count(r); p++) {
+                if (p >= count || owners[offset + p] != m) {
+                    throw new IllegalStateException("member " + m + " marked unchanged, but partition " + p + " of "
+                        + topicId + " is not its own");
+                }
+            }
+        }
+        return runs.size();
     }
 
     /** The member's slots {@code bySlot[from..to)} (ascending) as one {@link IntRunsSet} per topic. */

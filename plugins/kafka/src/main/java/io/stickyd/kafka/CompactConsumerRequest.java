@@ -29,7 +29,15 @@ final class CompactConsumerRequest {
     static final byte[] MAGIC = "\u00ffstickyd\u0001".getBytes(StandardCharsets.ISO_8859_1);
 
     /** The body, the members in the order sent and the topics in the order sent (with their counts). */
-    record Request(byte[] body, List<String> memberIds, List<Uuid> topicIds, int[] partitions) {
+    record Request(byte[] body, List<String> memberIds, List<Uuid> topicIds, int[] partitions, Claims claims) {
+    }
+
+    /**
+     * What the request said each member holds: {@code owners} (per partition slot, its first claimant or
+     * -1) and, per member, whether {@code owners} holds all of its current assignment (no claim left out
+     * or sent as a run), so that "unchanged" can be checked on the arrays.
+     */
+    record Claims(int[] owners, boolean[] exact) {
     }
 
     private CompactConsumerRequest() {
@@ -76,7 +84,12 @@ final class CompactConsumerRequest {
             }
             memberSubscription[m] = known;
         }
-        Msgpack.Writer out = new Msgpack.Writer().bytes(MAGIC).map(6);
+        long slots = 0;
+        for (int t = 0; t < topicIds.size(); t++) {
+            slots += counts[t];
+        }
+        int capacity = (int) Math.min(Integer.MAX_VALUE - 16, 4 * slots + 64L * memberIds.size() + 48L * topicIds.size() + 1024);
+        Msgpack.Writer out = new Msgpack.Writer(capacity).bytes(MAGIC).map(6);
         out.str("topics").array(topicIds.size());
         for (int t = 0; t < topicIds.size(); t++) {
             out.array(2).str(topicIds.get(t).toString()).integer(counts[t]);
@@ -98,51 +111,79 @@ final class CompactConsumerRequest {
         }
         int[] owners = new int[offsets[topicIds.size()]];
         Arrays.fill(owners, -1);
-        int[] runs = claims(group, memberIds, topicIndex, counts, offsets, owners);
+        boolean[] exact = new boolean[memberIds.size()];
+        int[] runs = claims(group, memberIds, topicIndex, counts, offsets, owners, exact);
         out.str("owned").int32s(runs, runs[runs.length - 1]);
         out.str("owners").int32s(owners, owners.length);
         out.str("options");
         writeOptions(out, options, timeLimitMs);
-        return new Request(out.toByteArray(), memberIds, topicIds, Arrays.copyOf(counts, topicIds.size()));
+        return new Request(out.toByteArray(), memberIds, topicIds, Arrays.copyOf(counts, topicIds.size()),
+            new Claims(owners, exact));
     }
 
     /**
      * Every member's current assignment: {@code owners} (one slot per partition of every listed topic, in
      * the order of {@code topics}: its member, or -1) filled with the first claimant of each partition,
      * and the runs (member, topic, first, count) of any further claimant; the runs' last slot holds the
-     * length used.
+     * length used. {@code exact[m]}: all of member m's claims are in {@code owners}.
      */
     private static int[] claims(GroupSpec group, List<String> memberIds, Map<Uuid, Integer> topicIndex, int[] counts,
-                                int[] offsets, int[] owners) {
+                                int[] offsets, int[] owners, boolean[] exact) {
         int[] runs = new int[5];
         int used = 0;
         for (int m = 0; m < memberIds.size(); m++) {
+            int usedBefore = used;
+            boolean all = true;
             for (Map.Entry<Uuid, Set<Integer>> claim : group.memberAssignment(memberIds.get(m)).partitions().entrySet()) {
                 Integer t = topicIndex.get(claim.getKey());
                 if (t == null) {
+                    all &= claim.getValue().isEmpty();
+                    continue;
+                }
+                if (claim.getValue() instanceof IntRunsSet held) {
+                    // a set this assignor answered with last time: read by runs, no boxed partition
+                    for (int r = 0; r < held.runs(); r++) {
+                        int end = Math.min(counts[t], held.first(r) + held.count(r));
+                        all &= end == held.first(r) + held.count(r);
+                        for (int p = held.first(r); p < end; p++) {
+                            if (owners[offsets[t] + p] < 0) {
+                                owners[offsets[t] + p] = m;
+                            } else {
+                                runs = addRun(runs, used, m, t, p);
+                                used += 4;
+                            }
+                        }
+                    }
                     continue;
                 }
                 for (Integer p : claim.getValue()) {
                     if (p < 0 || p >= counts[t]) {
+                        all = false;
                         continue;
                     }
                     int slot = offsets[t] + p;
                     if (owners[slot] < 0) {
                         owners[slot] = m;
                     } else if (owners[slot] != m) {
-                        if (used + 5 > runs.length) {
-                            runs = Arrays.copyOf(runs, 2 * runs.length + 5);
-                        }
-                        runs[used++] = m;
-                        runs[used++] = t;
-                        runs[used++] = p;
-                        runs[used++] = 1;
+                        runs = addRun(runs, used, m, t, p);
+                        used += 4;
                     }
                 }
             }
+            exact[m] = all && used == usedBefore;
         }
         runs[runs.length - 1] = used;
         return runs;
+    }
+
+    /** {@code runs} with the run (m, t, p, 1) written at {@code used}, grown if need be (a slot kept free at the end). */
+    private static int[] addRun(int[] runs, int used, int m, int t, int p) {
+        int[] out = used + 5 > runs.length ? Arrays.copyOf(runs, 2 * runs.length + 5) : runs;
+        out[used] = m;
+        out[used + 1] = t;
+        out[used + 2] = p;
+        out[used + 3] = 1;
+        return out;
     }
 
     private static void writeOptions(Msgpack.Writer out, ObjectNode options, int timeLimitMs) {

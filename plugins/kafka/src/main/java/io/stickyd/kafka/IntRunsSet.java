@@ -24,6 +24,21 @@ final class IntRunsSet extends AbstractSet<Integer> {
         this.size = (int) total;
     }
 
+    /** How many runs the set holds. */
+    int runs() {
+        return firsts.length;
+    }
+
+    /** The first partition of run {@code r}. */
+    int first(int r) {
+        return firsts[r];
+    }
+
+    /** The partitions in run {@code r}. */
+    int count(int r) {
+        return counts[r];
+    }
+
     @Override
     public int size() {
         return size;

@@ -14,8 +14,17 @@ final class Msgpack {
 
     /** Writes MessagePack values into a growing byte array. */
     static final class Writer {
-        private byte[] buf = new byte[1 << 12];
+        private byte[] buf;
         private int len;
+
+        Writer() {
+            this(1 << 12);
+        }
+
+        /** A writer whose first buffer holds {@code capacity} bytes. */
+        Writer(int capacity) {
+            buf = new byte[Math.max(16, capacity)];
+        }
 
         Writer bytes(byte[] raw) {
             ensure(raw.length);

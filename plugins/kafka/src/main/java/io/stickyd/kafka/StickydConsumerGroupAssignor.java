@@ -119,11 +119,20 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
 
     /** The answer of stickyd: in the compact encoding unless configured otherwise or a member has a rack. */
     private GroupAssignment ask(StickydHttpClient stickyd, GroupSpec group, SubscribedTopicDescriber topics) throws Exception {
+        long started = System.nanoTime();
         int limitMs = Math.max(1, stickyd.timeoutMs() / 2);
         CompactConsumerRequest.Request compact = compactWire ? CompactConsumerRequest.build(group, topics, limitMs, options) : null;
         if (compact != null) {
+            long built = System.nanoTime();
             byte[] answer = stickyd.post(PATH, CompactConsumerRequest.MEDIA_TYPE, compact.body());
-            return CompactConsumerAnswer.read(answer, compact, group);
+            long answered = System.nanoTime();
+            GroupAssignment assignment = CompactConsumerAnswer.read(answer, compact, group);
+            if (LOG.isDebugEnabled()) {
+                LOG.debug("stickyd assigned {} members: request {} bytes built in {} ms, answered in {} ms, read in {} ms",
+                    compact.memberIds().size(), compact.body().length, (built - started) / 1_000_000,
+                    (answered - built) / 1_000_000, (System.nanoTime() - answered) / 1_000_000);
+            }
+            return assignment;
         }
         ConsumerRequestBuilder.Request request = ConsumerRequestBuilder.build(group, topics, limitMs, options);
         JsonNode answer = stickyd.post(PATH, request.body());

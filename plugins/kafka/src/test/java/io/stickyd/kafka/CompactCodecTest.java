@@ -127,6 +127,24 @@ class CompactCodecTest {
     }
 
     @Test
+    void setsThisAssignorAnsweredWithAreReadBackByTheirRuns() {
+        Map<String, MemberSubscriptionAndAssignmentImpl> members = Map.of(
+            "a", new MemberSubscriptionAndAssignmentImpl(Optional.empty(), Optional.empty(), Set.of(ORDERS),
+                new Assignment(Map.of(ORDERS, new IntRunsSet(new int[] {0, 4}, new int[] {2, 1})))),
+            "b", new MemberSubscriptionAndAssignmentImpl(Optional.empty(), Optional.empty(), Set.of(ORDERS, CLICKS),
+                new Assignment(Map.of(ORDERS, new IntRunsSet(new int[] {1, 2}, new int[] {1, 2})))));
+        GroupSpec group = new GroupSpecImpl(members, SubscriptionType.HETEROGENEOUS, Map.of());
+        CompactConsumerRequest.Request request =
+            CompactConsumerRequest.build(group, TOPICS, 500, StickydHttpClient.JSON.createObjectNode());
+        // a holds 0, 1, 4; b claims 1 too (a run), and 2, 3
+        assertArrayEquals(new int[] {0, 0, 1, 1, 0, -1, -1, -1}, request.claims().owners());
+        assertArrayEquals(new boolean[] {true, false}, request.claims().exact());
+        GroupAssignment got = CompactConsumerAnswer.read(answer(new int[] {0, 0, 1, 1, 0, 1, 1, 1}, 0), request, group);
+        assertSame(group.memberAssignment("a").partitions(), got.members().get("a").partitions());
+        assertEquals(Map.of(ORDERS, Set.of(2, 3, 5), CLICKS, Set.of(0, 1)), got.members().get("b").partitions());
+    }
+
+    @Test
     void runsAreASetOfPartitionsEqualToAnyOther() {
         IntRunsSet runs = new IntRunsSet(new int[] {0, 4, 9}, new int[] {2, 3, 1});
         assertEquals(Set.of(0, 1, 4, 5, 6, 9), runs);
