@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -40,6 +41,19 @@ final class CompactConsumerRequest {
     record Claims(int[] owners, boolean[] exact) {
     }
 
+    /** A subscription as topic indices, compared by value. */
+    private record Indices(int[] values) {
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof Indices that && Arrays.equals(values, that.values);
+        }
+
+        @Override
+        public int hashCode() {
+            return Arrays.hashCode(values);
+        }
+    }
+
     private CompactConsumerRequest() {
     }
 
@@ -49,7 +63,8 @@ final class CompactConsumerRequest {
         Map<Uuid, Integer> topicIndex = new HashMap<>();
         List<Uuid> topicIds = new ArrayList<>();
         int[] counts = new int[8];
-        Map<Set<Uuid>, Integer> subscriptionIndex = new HashMap<>();
+        Map<Set<Uuid>, Integer> sameSet = new IdentityHashMap<>();
+        Map<Indices, Integer> subscriptionIndex = new HashMap<>();
         List<int[]> subscriptions = new ArrayList<>();
         int[] memberSubscription = new int[memberIds.size()];
         for (int m = 0; m < memberIds.size(); m++) {
@@ -58,9 +73,10 @@ final class CompactConsumerRequest {
                 return null;
             }
             Set<Uuid> subscribed = subscription.subscribedTopicIds();
-            Integer known = subscriptionIndex.get(subscribed);
+            Integer known = sameSet.get(subscribed);
             if (known == null) {
-                int[] indices = new int[subscribed.size()];
+                // iterated, never sized: the coordinator's set may count topics its iterator skips
+                int[] indices = new int[8];
                 int k = 0;
                 for (Uuid topicId : subscribed) {
                     Integer t = topicIndex.get(topicId);
@@ -76,11 +92,17 @@ final class CompactConsumerRequest {
                         counts = t < counts.length ? counts : Arrays.copyOf(counts, 2 * counts.length);
                         counts[t] = count;
                     }
+                    indices = k < indices.length ? indices : Arrays.copyOf(indices, 2 * indices.length);
                     indices[k++] = t;
                 }
-                known = subscriptions.size();
-                subscriptionIndex.put(subscribed, known);
-                subscriptions.add(indices);
+                Indices key = new Indices(Arrays.copyOf(indices, k));
+                known = subscriptionIndex.get(key);
+                if (known == null) {
+                    known = subscriptions.size();
+                    subscriptionIndex.put(key, known);
+                    subscriptions.add(key.values());
+                }
+                sameSet.put(subscribed, known);
             }
             memberSubscription[m] = known;
         }

@@ -145,6 +145,37 @@ class CompactCodecTest {
     }
 
     @Test
+    void aSubscriptionSetIsReadByIterationNotBySize() {
+        // as the coordinator's view of a subscription to a topic its metadata does not hold yet
+        Set<Uuid> counted = new java.util.AbstractSet<>() {
+            @Override
+            public java.util.Iterator<Uuid> iterator() {
+                return java.util.Collections.emptyIterator();
+            }
+
+            @Override
+            public int size() {
+                return 1;
+            }
+        };
+        Map<String, MemberSubscriptionAndAssignmentImpl> members = Map.of(
+            "a", new MemberSubscriptionAndAssignmentImpl(Optional.empty(), Optional.empty(), counted,
+                new Assignment(Map.of())));
+        CompactConsumerRequest.Request request = CompactConsumerRequest.build(
+            new GroupSpecImpl(members, SubscriptionType.HOMOGENEOUS, Map.of()), TOPICS, 500,
+            StickydHttpClient.JSON.createObjectNode());
+        Msgpack.Reader in = new Msgpack.Reader(request.body(), CompactConsumerRequest.MAGIC.length);
+        for (int fields = in.map(); fields > 0; fields--) {
+            if (in.str().equals("subscriptions")) {
+                assertEquals(1, in.array());
+                assertEquals(0, in.array(), "an empty subscription, no topic index");
+            } else {
+                in.skip();
+            }
+        }
+    }
+
+    @Test
     void runsAreASetOfPartitionsEqualToAnyOther() {
         IntRunsSet runs = new IntRunsSet(new int[] {0, 4, 9}, new int[] {2, 3, 1});
         assertEquals(Set.of(0, 1, 4, 5, 6, 9), runs);
