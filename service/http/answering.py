@@ -54,11 +54,33 @@ def time_limit_hint_ms(body: bytes | dict[str, Any]) -> int | None:
         options = body.get("options")
         said = options.get("time_limit_ms") if isinstance(options, dict) else None
         return said if isinstance(said, int) and not isinstance(said, bool) and said > 0 else None
+    if is_compact(body):
+        return _compact_time_limit_hint_ms(body)
     at = body.rfind(b'"time_limit_ms"')
     if at < 0:
         return None
     match = TIME_LIMIT_HINT.match(body, at)
     return int(match.group(1)) if match else None
+
+
+COMPACT_TIME_LIMIT = b"\xadtime_limit_ms"
+"""the key as MessagePack writes it (a 13-byte fixstr)."""
+
+
+def _compact_time_limit_hint_ms(body: bytes) -> int | None:
+    """time_limit_ms of a compact body, read at its key's last occurrence (an unsigned or int32
+    MessagePack integer); None when not found."""
+    at = body.rfind(COMPACT_TIME_LIMIT)
+    if at < 0:
+        return None
+    value = body[at + len(COMPACT_TIME_LIMIT) : at + len(COMPACT_TIME_LIMIT) + 5]
+    if value[:1] and value[0] < 0x80:
+        return value[0] or None
+    size = {0xCC: 1, 0xCD: 2, 0xCE: 4, 0xD0: 1, 0xD1: 2, 0xD2: 4}.get(value[0] if value else -1)
+    if size is None or len(value) < 1 + size:
+        return None
+    said = int.from_bytes(value[1 : 1 + size], "big", signed=value[0] >= 0xD0)
+    return said if said > 0 else None
 
 
 def reply_reserve_s(body: bytes | dict[str, Any]) -> float:

@@ -146,3 +146,11 @@ def test_compact_and_json_requests_get_the_same_answer(request: dict[str, Any]) 
     assert {t: sorted(p) for t, p in got["unassigned"].items()} == expected["unassigned"]
     expected["stats"].pop("time_ms"), got["stats"].pop("time_ms")
     assert got["stats"] == expected["stats"]
+
+
+@pytest.mark.parametrize("limit_ms", [1, 127, 250, 1000, 65_535, 600_000])
+def test_the_web_process_reads_a_compact_bodys_time_limit_without_decoding_it(limit_ms: int) -> None:
+    from stickyd.service.http.answering import time_limit_hint_ms
+
+    assert time_limit_hint_ms(_body(options={"time_limit_ms": limit_ms})) == limit_ms
+    assert time_limit_hint_ms(_body(options={})) is None
