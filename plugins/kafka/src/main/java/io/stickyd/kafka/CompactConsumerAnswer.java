@@ -1,5 +1,6 @@
 package io.stickyd.kafka;
 
+import java.nio.IntBuffer;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -32,12 +33,12 @@ final class CompactConsumerAnswer {
             throw new IllegalStateException("answer is not in the compact encoding");
         }
         Msgpack.Reader in = new Msgpack.Reader(answer, magic.length);
-        int[] owners = null;
+        IntBuffer owners = null;
         int[] unchanged = null;
         for (int fields = in.map(); fields > 0; fields--) {
             String key = in.str();
             if (key.equals("assignment")) {
-                owners = in.int32s();
+                owners = in.int32View();
             } else if (key.equals("unchanged")) {
                 unchanged = new int[in.array()];
                 for (int i = 0; i < unchanged.length; i++) {
@@ -49,25 +50,8 @@ final class CompactConsumerAnswer {
         }
         List<String> memberIds = request.memberIds();
         int[] offsets = offsets(request.partitions());
-        if (owners == null || unchanged == null || owners.length != offsets[offsets.length - 1]) {
+        if (owners == null || unchanged == null || owners.limit() != offsets[offsets.length - 1]) {
             throw new IllegalStateException("compact answer lacks assignment or unchanged, or its assignment has the wrong length");
-        }
-        // partitions per member, and each member's slots in ascending order (a counting sort)
-        int[] start = new int[memberIds.size() + 1];
-        for (int slot = 0; slot < owners.length; slot++) {
-            int m = owners[slot];
-            if (m < 0 || m >= memberIds.size()) {
-                throw new IllegalStateException("answer leaves partition slot " + slot + " unassigned or names member " + m);
-            }
-            start[m + 1]++;
-        }
-        for (int m = 0; m < memberIds.size(); m++) {
-            start[m + 1] += start[m];
-        }
-        int[] bySlot = new int[owners.length];
-        int[] fill = Arrays.copyOf(start, memberIds.size());
-        for (int slot = 0; slot < owners.length; slot++) {
-            bySlot[fill[owners[slot]]++] = slot;
         }
         boolean[] same = new boolean[memberIds.size()];
         for (int m : unchanged) {
@@ -76,7 +60,22 @@ final class CompactConsumerAnswer {
             }
             same[m] = true;
         }
-        checkUnchanged(owners, same, request.claims());
+        // one pass: every slot assigned, unchanged members checked on the arrays, the others' slots counted
+        int[] counted = new int[memberIds.size()];
+        checkSlots(owners, same, request.claims(), counted);
+        int[] start = new int[memberIds.size() + 1];
+        for (int m = 0; m < memberIds.size(); m++) {
+            start[m + 1] = start[m] + (same[m] ? 0 : counted[m]);
+        }
+        // the changed members' slots, each member's in ascending order (a counting sort)
+        int[] bySlot = new int[start[memberIds.size()]];
+        int[] fill = Arrays.copyOf(start, memberIds.size());
+        for (int slot = 0; slot < owners.limit(); slot++) {
+            int m = owners.get(slot);
+            if (!same[m]) {
+                bySlot[fill[m]++] = slot;
+            }
+        }
         Map<Uuid, Integer> topicIndex = new HashMap<>();
         for (int t = 0; t < request.topicIds().size(); t++) {
             topicIndex.put(request.topicIds().get(t), t);
@@ -87,7 +86,7 @@ final class CompactConsumerAnswer {
             Map<Uuid, Set<Integer>> partitions = same[m] && request.claims().exact()[m]
                 ? group.memberAssignment(memberId).partitions() // checked on the arrays above
                 : same[m]
-                ? unchangedMap(group.memberAssignment(memberId).partitions(), m, start[m + 1] - start[m], owners, offsets, topicIndex)
+                ? unchangedMap(group.memberAssignment(memberId).partitions(), m, counted[m], owners, offsets, topicIndex)
                 : runsOf(bySlot, start[m], start[m + 1], offsets, request, group.memberSubscription(memberId).subscribedTopicIds());
             members.put(memberId, new MemberAssignmentImpl(partitions));
         }
@@ -95,15 +94,20 @@ final class CompactConsumerAnswer {
     }
 
     /**
-     * For the unchanged members whose whole assignment the request's {@code owners} held: the answer gives
-     * each exactly the slots it held (one pass over the two arrays, no boxed partition).
+     * Every slot assigned to a member ({@code counted[m]}: how many to member m); and for the unchanged
+     * members whose whole assignment the request's {@code owners} held, the answer gives each exactly
+     * the slots it held (one pass over the two arrays, no boxed partition).
      */
-    private static void checkUnchanged(int[] owners, boolean[] same, CompactConsumerRequest.Claims claims) {
+    private static void checkSlots(IntBuffer owners, boolean[] same, CompactConsumerRequest.Claims claims, int[] counted) {
         int[] held = claims.owners();
         boolean[] exact = claims.exact();
-        for (int slot = 0; slot < owners.length; slot++) {
+        for (int slot = 0; slot < owners.limit(); slot++) {
+            int now = owners.get(slot);
+            if (now < 0 || now >= counted.length) {
+                throw new IllegalStateException("answer leaves partition slot " + slot + " unassigned or names member " + now);
+            }
+            counted[now]++;
             int before = held[slot];
-            int now = owners[slot];
             if (before != now && (before >= 0 && same[before] && exact[before] || same[now] && exact[now])) {
                 throw new IllegalStateException("a member marked unchanged loses or gains partition slot " + slot);
             }
@@ -119,7 +123,7 @@ final class CompactConsumerAnswer {
     }
 
     /** The member's own map, once the answer is seen to give it exactly those {@code given} partitions. */
-    private static Map<Uuid, Set<Integer>> unchangedMap(Map<Uuid, Set<Integer>> current, int m, int given, int[] owners,
+    private static Map<Uuid, Set<Integer>> unchangedMap(Map<Uuid, Set<Integer>> current, int m, int given, IntBuffer owners,
                                                         int[] offsets, Map<Uuid, Integer> topicIndex) {
         int held = 0;
         for (Map.Entry<Uuid, Set<Integer>> claim : current.entrySet()) {
@@ -129,7 +133,7 @@ final class CompactConsumerAnswer {
                 continue;
             }
             for (Integer p : claim.getValue()) {
-                if (t == null || p < 0 || p >= offsets[t + 1] - offsets[t] || owners[offsets[t] + p] != m) {
+                if (t == null || p < 0 || p >= offsets[t + 1] - offsets[t] || owners.get(offsets[t] + p) != m) {
                     throw new IllegalStateException("member " + m + " marked unchanged, but partition " + p + " of "
                         + claim.getKey() + " is not its own");
                 }
@@ -142,10 +146,10 @@ final class CompactConsumerAnswer {
         return current;
     }
 
-    private static int checkRuns(IntRunsSet runs, int m, int offset, int count, int[] owners, Uuid topicId) {
+    private static int checkRuns(IntRunsSet runs, int m, int offset, int count, IntBuffer owners, Uuid topicId) {
         for (int r = 0; r < runs.runs(); r++) {
             for (int p = runs.first(r); p < runs.first(r) + runs.count(r); p++) {
-                if (p >= count || owners[offset + p] != m) {
+                if (p >= count || owners.get(offset + p) != m) {
                     throw new IllegalStateException("member " + m + " marked unchanged, but partition " + p + " of "
                         + topicId + " is not its own");
                 }

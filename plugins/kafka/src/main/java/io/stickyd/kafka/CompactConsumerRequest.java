@@ -29,8 +29,8 @@ final class CompactConsumerRequest {
     static final String MEDIA_TYPE = "application/vnd.stickyd.consumer+msgpack";
     static final byte[] MAGIC = "\u00ffstickyd\u0001".getBytes(StandardCharsets.ISO_8859_1);
 
-    /** The body, the members in the order sent and the topics in the order sent (with their counts). */
-    record Request(byte[] body, List<String> memberIds, List<Uuid> topicIds, int[] partitions, Claims claims) {
+    /** The body (its first {@code length} bytes), the members in the order sent and the topics in the order sent (with their counts). */
+    record Request(byte[] body, int length, List<String> memberIds, List<Uuid> topicIds, int[] partitions, Claims claims) {
     }
 
     /**
@@ -139,7 +139,7 @@ final class CompactConsumerRequest {
         out.str("owners").int32s(owners, owners.length);
         out.str("options");
         writeOptions(out, options, timeLimitMs);
-        return new Request(out.toByteArray(), memberIds, topicIds, Arrays.copyOf(counts, topicIds.size()),
+        return new Request(out.buffer(), out.length(), memberIds, topicIds, Arrays.copyOf(counts, topicIds.size()),
             new Claims(owners, exact));
     }
 

@@ -136,6 +136,15 @@ final class Msgpack {
         byte[] toByteArray() {
             return Arrays.copyOf(buf, len);
         }
+
+        /** The buffer written so far (valid up to {@link #length()}), not copied. */
+        byte[] buffer() {
+            return buf;
+        }
+
+        int length() {
+            return len;
+        }
     }
 
     /** Reads MessagePack values from a byte array; anything unexpected throws IllegalStateException. */
@@ -234,6 +243,23 @@ final class Msgpack {
                 return true;
             }
             return false;
+        }
+
+        /** A binary blob of little-endian int32 values, read in place (no copy). */
+        java.nio.IntBuffer int32View() {
+            int b = u8();
+            if (b < 0xc4 || b > 0xc6) {
+                throw new IllegalStateException("compact answer: expected binary");
+            }
+            int n = (int) big(1 << (b - 0xc4));
+            check(n);
+            if (n % 4 != 0) {
+                throw new IllegalStateException("compact answer: binary of " + n + " bytes is not int32s");
+            }
+            java.nio.IntBuffer view = java.nio.ByteBuffer.wrap(buf, at, n).slice()
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN).asIntBuffer();
+            at += n;
+            return view;
         }
 
         /** A binary blob of little-endian int32 values. */

@@ -124,12 +124,12 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
         CompactConsumerRequest.Request compact = compactWire ? CompactConsumerRequest.build(group, topics, limitMs, options) : null;
         if (compact != null) {
             long built = System.nanoTime();
-            byte[] answer = stickyd.post(PATH, CompactConsumerRequest.MEDIA_TYPE, compact.body());
+            byte[] answer = stickyd.post(PATH, CompactConsumerRequest.MEDIA_TYPE, compact.body(), compact.length());
             long answered = System.nanoTime();
             GroupAssignment assignment = CompactConsumerAnswer.read(answer, compact, group);
             if (LOG.isDebugEnabled()) {
                 LOG.debug("stickyd assigned {} members: request {} bytes built in {} ms, answered in {} ms, read in {} ms",
-                    compact.memberIds().size(), compact.body().length, (built - started) / 1_000_000,
+                    compact.memberIds().size(), compact.length(), (built - started) / 1_000_000,
                     (answered - built) / 1_000_000, (System.nanoTime() - answered) / 1_000_000);
             }
             return assignment;

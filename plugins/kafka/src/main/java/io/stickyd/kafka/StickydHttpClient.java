@@ -112,11 +112,16 @@ public final class StickydHttpClient {
      * {@link IOException} as {@link #post(String, JsonNode)} does.
      */
     public byte[] post(String path, String contentType, byte[] body) throws IOException {
+        return post(path, contentType, body, body.length);
+    }
+
+    /** As {@link #post(String, String, byte[])}, sending the first {@code length} bytes of {@code body}. */
+    public byte[] post(String path, String contentType, byte[] body, int length) throws IOException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         HttpRequest.Builder builder = HttpRequest.newBuilder(base.resolve(path))
             .timeout(Duration.ofMillis(timeoutMs))
             .header("Content-Type", contentType)
-            .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+            .POST(HttpRequest.BodyPublishers.ofByteArray(body, 0, length));
         if (token != null) {
             builder.header("Authorization", "Bearer " + token);
         }
