@@ -23,7 +23,7 @@ def encode_request(request: dict[str, Any]) -> bytes:
     subscriptions: dict[tuple[int, ...], int] = {}
     members: list[list[Any]] = []
     runs: list[tuple[int, int, int, int]] = []
-    counts = [request["topics"][t] for t in names]
+    counts = [max(request["topics"][t], 0) for t in names]  # a negative count is the service's to name
     offsets = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).astype(np.int64)
     owners = np.full(int(offsets[-1]), -1, dtype="<i4")
     for m, member in enumerate(request["members"]):

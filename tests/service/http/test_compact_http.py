@@ -10,8 +10,10 @@ from typing import Any
 import httpx
 import msgspec
 import numpy as np
+import pytest
 
 from stickyd.cli.child_service import ServiceProcess
+from stickyd.client.http import StickydClient, StickydError
 from stickyd.models.consumer.compact import MAGIC, MEDIA_TYPE
 from stickyd.models.consumer.compact_codec import decode_answer, encode_request
 
@@ -65,3 +67,14 @@ def test_the_declared_encoding_must_be_the_bodys(service: ServiceProcess) -> Non
     assert as_compact.status_code == 422 and as_compact.json()["field"] == "body"
     streams = _post(service, "/v1/assign/streams", encode_request(REQUEST), COMPACT)
     assert streams.status_code == 415 and streams.json()["field"] == "content-type"
+
+
+def test_the_python_client_may_ask_in_the_compact_encoding(service: ServiceProcess) -> None:
+    with StickydClient(service.url) as client:
+        compact = client.assign_consumer(REQUEST, compact=True)
+        by_json = client.assign_consumer(REQUEST)
+        assert compact.assignment == by_json.assignment
+        assert compact.stats.moves == by_json.stats.moves and compact.stats.optimal
+        with pytest.raises(StickydError) as refused:
+            client.assign_consumer({**REQUEST, "topics": {"orders": -1, "payments": 4}}, compact=True)
+    assert refused.value.status == 422 and refused.value.field == "topics[0].partitions"
