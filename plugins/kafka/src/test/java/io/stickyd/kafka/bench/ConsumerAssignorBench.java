@@ -140,7 +140,8 @@ public final class ConsumerAssignorBench {
                 case "cooperative-sticky" -> bench.cooperative(node, warmUps, rounds);
                 case "uniform" -> bench.timed(node, warmUps, rounds, () -> bench.serverSide(new UniformAssignor()));
                 case "range" -> bench.timed(node, warmUps, rounds, () -> bench.serverSide(new RangeAssignor()));
-                case "stickyd-plugin" -> bench.stickyd(node, warmUps, rounds);
+                case "stickyd-plugin" -> bench.stickyd(node, warmUps, rounds, "compact");
+                case "stickyd-plugin-json" -> bench.stickyd(node, warmUps, rounds, "json");
                 default -> throw new IllegalArgumentException("unknown assignor " + name);
             };
             bench.figures(answer, node);
@@ -168,10 +169,11 @@ public final class ConsumerAssignorBench {
         return answer;
     }
 
-    /** stickyd's KIP-848 assignor, configured from the environment as a broker without properties is. */
-    private Answer stickyd(ObjectNode node, int warmUps, int rounds) {
+    /** stickyd's KIP-848 assignor, configured from the environment as a broker without properties is,
+     *  sending its requests in {@code encoding} (compact or json). */
+    private Answer stickyd(ObjectNode node, int warmUps, int rounds, String encoding) {
         StickydConsumerGroupAssignor assignor = new StickydConsumerGroupAssignor();
-        assignor.configure(Map.of());
+        assignor.configure(Map.of(StickydConsumerGroupAssignor.ENCODING_CONFIG, encoding));
         for (int w = 0; w < warmUps; w++) {
             serverSide(assignor);
         }
