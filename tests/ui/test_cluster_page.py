@@ -93,6 +93,7 @@ def test_a_group_with_a_hot_partition_pair_shows_stickyds_lower_bottleneck_and_i
                 page.wait_for_selector("body[data-ready=cluster-group]")
                 bars = page.locator("#cluster-loads rect[data-member]").count()
                 count_bars = page.locator("#cluster-counts rect[data-member]").count()
+                stickyd_bars = page.locator("#cluster-stickyd-loads rect[data-member]").count()
                 facts = page.locator("#cluster-compare").inner_text()
                 page.screenshot(path=str(shots / "cluster-group.png"), full_page=True)
             finally:
@@ -109,7 +110,9 @@ def test_a_group_with_a_hot_partition_pair_shows_stickyds_lower_bottleneck_and_i
     assert stickyd["by_count"]["bottleneck"]["count"] == 2
     shown = [[int(x.replace(",", "")) for x in cell.split(" / ")] for cell in cells]
     assert shown[0] == [2, 2] and shown[1][1] < shown[1][0], cells  # the page: stickyd's load bottleneck is lower
-    assert (bars, count_bars) == (2, 2) and "balance load" in facts, facts
+    assert (bars, count_bars, stickyd_bars) == (2, 2, 2) and "balance load" in facts, facts
+    unknown = httpx.get(f"{watching.url}/v1/cluster/groups/no-such-group", timeout=30)
+    assert unknown.status_code == 404 and unknown.json()["detail"] == "group_id: no-such-group: no such group"
 
 
 def _produce(bootstrap: str, records: dict[int, int]) -> None:
