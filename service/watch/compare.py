@@ -86,18 +86,25 @@ def _member(member: MemberState, weights: Weights) -> dict[str, Any]:
 
 
 async def compare(
-    services: Services, cache: Comparisons, group: GroupState, weights: Weights, sampled_at: float | None
+    services: Services,
+    cache: Comparisons,
+    group: GroupState,
+    weights: Weights,
+    sampled_at: float | None,
+    slots: asyncio.Semaphore,
 ) -> ClusterComparison:
-    """stickyd's two answers to `group`, from the cache when neither the sample nor the group changed."""
-    problems = {b: group_problem(group, weights, b) for b in ("count", "load")}
-    key = json.dumps([sampled_at, problems["load"]], sort_keys=True)
+    """stickyd's two answers to `group`, from the cache when neither the sample nor the group changed;
+    at most `slots` solves at a time (the solver processes), so that many groups queue here rather
+    than be refused as busy."""
+    problems, key = await asyncio.to_thread(_problems, group, weights, sampled_at)  # a large group: CPU work
     kept = cache.kept.get(group.group_id)
     if kept is not None and kept[0] == key:
         return kept[1]
     if not problems["count"]["topics"]:
         found = ClusterComparison(sampled_at=sampled_at, reason="no member subscribes to a topic of the cluster")
     else:
-        count, load = await asyncio.gather(*(_solve(services, problems[b], b, weights) for b in ("count", "load")))
+        answers = (_solve(services, slots, problems[b], b, weights) for b in ("count", "load"))
+        count, load = await asyncio.gather(*answers)
         reasons = [r for r in (count, load) if isinstance(r, str)]
         found = ClusterComparison(
             sampled_at=sampled_at,
@@ -109,9 +116,18 @@ async def compare(
     return found
 
 
-async def _solve(services: Services, problem: dict[str, Any], balance: str, weights: Weights) -> StickydAnswer | str:
+def _problems(group: GroupState, weights: Weights, sampled_at: float | None) -> tuple[dict[str, Any], str]:
+    """The two problems, and the cache key: the sample and the load problem (assignment, weights)."""
+    problems = {b: group_problem(group, weights, b) for b in ("count", "load")}
+    return problems, json.dumps([sampled_at, problems["load"]], sort_keys=True)
+
+
+async def _solve(
+    services: Services, slots: asyncio.Semaphore, problem: dict[str, Any], balance: str, weights: Weights
+) -> StickydAnswer | str:
     """stickyd's answer, or why there is none."""
-    result = await solve_body("consumer", problem, time.monotonic(), services)
+    async with slots:
+        result = await solve_body("consumer", problem, time.monotonic(), services)
     if result.status != 200:
         said = json.loads(result.body) if result.body else {}
         return f"balance {balance}: {result.status} {said.get('detail') or said.get('reason') or ''}".strip()

@@ -72,11 +72,16 @@ async def _read(watcher: Watcher, groups: tuple[str, ...]) -> Any:
 
 async def _groups(request: Request, watcher: Watcher, state: Any) -> list[ClusterGroup]:
     rates = watcher.rates
-    weights = live_weights(rates, state.partitions)
+    weights = await asyncio.to_thread(live_weights, rates, state.partitions)
     cache = _COMPARISONS.setdefault(watcher, Comparisons())
     services = request.app.state.services
-    compared = await asyncio.gather(*(compare(services, cache, g, weights, rates.sampled_at) for g in state.groups))
-    return [_group(g, state, rates, weights, c) for g, c in zip(state.groups, compared, strict=True)]
+    slots = asyncio.Semaphore(max(1, services.solvers.size))
+    compared = await asyncio.gather(
+        *(compare(services, cache, g, weights, rates.sampled_at, slots) for g in state.groups)
+    )
+    return await asyncio.to_thread(
+        lambda: [_group(g, state, rates, weights, c) for g, c in zip(state.groups, compared, strict=True)]
+    )
 
 
 @cluster.get(

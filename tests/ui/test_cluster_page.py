@@ -6,13 +6,15 @@ pytest's temporary folder."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from stickyd.cli.child_service import ServiceProcess, running_service
@@ -21,7 +23,7 @@ from tests.kafka.consumer_protocol import Member, settle
 from tests.ui.conftest import launch_chromium
 
 TOPIC, GROUP = "ui-cluster", "ui-cluster-group"
-HOT_TOPIC, HOT_GROUP = "ui-hot", "ui-hot-group"
+HOT_TOPIC, HOT_GROUP, CLASSIC_GROUP = "ui-hot", "ui-hot-group", "ui-hot-classic"
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +68,8 @@ def test_a_group_with_a_hot_partition_pair_shows_stickyds_lower_bottleneck_and_i
     apache_kafka: ApacheKafka, watching: ServiceProcess, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """Two members on Kafka's `range` assignor share four partitions; records go to partitions 0
-    and 1 only, which `range` gives to one member: stickyd's load answer splits them."""
+    and 1 only, which `range` gives to one member: stickyd's load answer splits them. A classic
+    group of one member on the same topic is listed as `classic`, nothing to move."""
     from playwright.sync_api import sync_playwright
 
     shots = tmp_path_factory.mktemp("ui-cluster-screenshots")
@@ -77,6 +80,8 @@ def test_a_group_with_a_hot_partition_pair_shows_stickyds_lower_bottleneck_and_i
     _rates(watching, lambda rates: all((rates.get(HOT_TOPIC) or [0, 0])[p] for p in (0, 1)))
     members = [Member(apache_kafka.bootstrap, HOT_GROUP, f"hot-m{i}", [HOT_TOPIC], assignor="range") for i in (0, 1)]
     try:
+        with classic_member(apache_kafka.bootstrap):
+            classic = _listed(watching, CLASSIC_GROUP, lambda g: g["members"] and g["members"][0]["partitions"] == 4)
         settle(members, {(HOT_TOPIC, p) for p in range(4)}, admin, HOT_GROUP)
         shared = lambda g: [m["partitions"] for m in g["members"]] == [2, 2] and g["stickyd"]["by_load"]  # noqa: E731
         group = _listed(watching, HOT_GROUP, shared)
@@ -111,8 +116,33 @@ def test_a_group_with_a_hot_partition_pair_shows_stickyds_lower_bottleneck_and_i
     shown = [[int(x.replace(",", "")) for x in cell.split(" / ")] for cell in cells]
     assert shown[0] == [2, 2] and shown[1][1] < shown[1][0], cells  # the page: stickyd's load bottleneck is lower
     assert (bars, count_bars, stickyd_bars) == (2, 2, 2) and "balance load" in facts, facts
+    assert classic["kind"] == "classic" and classic["assignor"] == "range" and classic["bottleneck"]["count"] == 4
+    assert classic["stickyd"]["by_count"]["moves"] == 0 and classic["stickyd"]["by_load"]["bottleneck"]["count"] == 4
     unknown = httpx.get(f"{watching.url}/v1/cluster/groups/no-such-group", timeout=30)
     assert unknown.status_code == 404 and unknown.json()["detail"] == "group_id: no-such-group: no such group"
+
+
+@contextmanager
+def classic_member(bootstrap: str) -> Iterator[None]:
+    """One member of a classic group (Kafka's `range`, eager) on the hot topic, polled in the background."""
+    config = {"bootstrap.servers": bootstrap, "group.id": CLASSIC_GROUP, "client.id": "classic-m0",
+              "partition.assignment.strategy": "range", "enable.auto.commit": False}  # fmt: skip
+    consumer = Consumer(config)
+    consumer.subscribe([HOT_TOPIC])
+    stop = threading.Event()
+
+    def keep_polling() -> None:
+        while not stop.is_set():
+            consumer.poll(0.05)
+
+    poller = threading.Thread(target=keep_polling)
+    poller.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        poller.join(timeout=10)
+        consumer.close()
 
 
 def _produce(bootstrap: str, records: dict[int, int]) -> None:
