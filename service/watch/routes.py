@@ -102,10 +102,16 @@ async def cluster_groups(request: Request) -> Any:
     return ClusterGroups(bootstrap_servers=watcher.bootstrap_servers, groups=groups, skipped=state.skipped)
 
 
+GROUP_ERRORS: dict[int | str, dict[str, Any]] = {
+    **ERRORS,
+    404: {"description": "the service watches no Kafka cluster, or the cluster has no such group with members"},
+}
+
+
 @cluster.get(
     "/groups/{group_id}",
     response_model=ClusterGroup,
-    responses=ERRORS,
+    responses=GROUP_ERRORS,
     summary="One consumer group of the watched cluster: its members, their loads and stickyd's answers",
 )
 async def cluster_group(request: Request, group_id: str) -> Any:
