@@ -66,7 +66,9 @@ def machine_line() -> str:
 def command_line() -> str:
     """The command that is running, as typed: `python -m bench.limits --classes consumer-1k`."""
     spec = getattr(sys.modules["__main__"], "__spec__", None)
-    program = f"python -m {spec.name}" if spec and spec.name else f"python {Path(sys.argv[0]).name}"
+    program = (
+        f"python -m {spec.name.removesuffix('.__main__')}" if spec and spec.name else f"python {Path(sys.argv[0]).name}"
+    )
     return shlex.join([*program.split(), *sys.argv[1:]])
 
 

@@ -25,11 +25,14 @@ from tenacity import (
 )
 
 from stickyd.models import ConsumerProblem, ConsumerSolution
+from stickyd.models.consumer.compact import MEDIA_TYPE
+from stickyd.models.consumer.compact_codec import decode_answer, encode_request
 from stickyd.models.group_insight import Explanation, GroupTimeline, WhatIfRequest, WhatIfResponse
 from stickyd.models.groups import GroupHistory, GroupList, GroupState, RebalanceResponse
 from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
 
 RETRYABLE = (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError)
+COMPACT = {"content-type": MEDIA_TYPE}
 
 
 class StickydError(Exception):
@@ -68,6 +71,13 @@ def _check(response: httpx.Response) -> dict[str, Any]:
         raise StickydError(response.status_code, detail, field)
     data: dict[str, Any] = response.json()
     return data
+
+
+def _compact_answer(response: httpx.Response, request: dict[str, Any]) -> dict[str, Any]:
+    """A compact answer as the contract's answer document; an error status raises as `_check`."""
+    if response.status_code >= 400:
+        _check(response)
+    return decode_answer(response.content, request)
 
 
 def _retry_policy(attempts: int, moves_on: tuple[type[Exception], ...] = RETRYABLE) -> dict[str, Any]:
@@ -148,8 +158,14 @@ class StickydClient:
         self._replicas = _Replicas(base_url, timeout, retries)
         self._http = httpx.Client(timeout=self._replicas.share, headers=_auth_headers(token))
 
-    def assign_consumer(self, problem: ConsumerProblem | dict[str, Any]) -> ConsumerSolution:
-        return ConsumerSolution.model_validate(self._post("/v1/assign/consumer", _payload(problem)))
+    def assign_consumer(self, problem: ConsumerProblem | dict[str, Any], *, compact: bool = False) -> ConsumerSolution:
+        """`compact`: send the request in the compact encoding (docs/wire-format.md), smaller and
+        cheaper to decode for large groups; claims past a topic's partition count are left out."""
+        payload = _payload(problem)
+        if not compact:
+            return ConsumerSolution.model_validate(self._post("/v1/assign/consumer", payload))
+        response = self._send("POST", "/v1/assign/consumer", content=encode_request(payload), headers=COMPACT)
+        return ConsumerSolution.model_validate(_compact_answer(response, payload))
 
     def assign_streams(self, problem: StreamsProblem | dict[str, Any]) -> StreamsSolution:
         return StreamsSolution.model_validate(self._post("/v1/assign/streams", _payload(problem)))

@@ -102,7 +102,9 @@ async def _read(request: Request) -> bytes | Response:
     """The body, or the 415/413/408 answer (a client gone before its body was complete: 400)."""
     settings = request.app.state.services.settings
     try:
-        body = media_type_error(request) or await read_body(request, settings.max_body_bytes, settings.body_timeout_s)
+        body = media_type_error(request, "groups") or await read_body(
+            request, settings.max_body_bytes, settings.body_timeout_s
+        )
     except ClientGone:
         log.info("endpoint=%s client disconnected before its body was complete", request.url.path)
         return Response(status_code=400)

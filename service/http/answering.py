@@ -16,9 +16,18 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from stickyd.models.consumer.compact import MEDIA_TYPE as COMPACT_MEDIA_TYPE
+from stickyd.models.consumer.compact import is_compact
 from stickyd.service.admission.promise_floor import answer_cost_ms, floor_estimate_ms
 from stickyd.service.app_state import Services
-from stickyd.service.http.request_body import ClientGone, media_type_error, read_body
+from stickyd.service.http.request_body import (
+    JSON_MEDIA_TYPE,
+    ClientGone,
+    declared_media_type,
+    encoding_error,
+    media_type_error,
+    read_body,
+)
 from stickyd.service.processes.pool import (
     EXITED_REASON,
     FALLBACK_REASON,
@@ -45,11 +54,33 @@ def time_limit_hint_ms(body: bytes | dict[str, Any]) -> int | None:
         options = body.get("options")
         said = options.get("time_limit_ms") if isinstance(options, dict) else None
         return said if isinstance(said, int) and not isinstance(said, bool) and said > 0 else None
+    if is_compact(body):
+        return _compact_time_limit_hint_ms(body)
     at = body.rfind(b'"time_limit_ms"')
     if at < 0:
         return None
     match = TIME_LIMIT_HINT.match(body, at)
     return int(match.group(1)) if match else None
+
+
+COMPACT_TIME_LIMIT = b"\xadtime_limit_ms"
+"""the key as MessagePack writes it (a 13-byte fixstr)."""
+
+
+def _compact_time_limit_hint_ms(body: bytes) -> int | None:
+    """time_limit_ms of a compact body, read at its key's last occurrence (an unsigned or int32
+    MessagePack integer); None when not found."""
+    at = body.rfind(COMPACT_TIME_LIMIT)
+    if at < 0:
+        return None
+    value = body[at + len(COMPACT_TIME_LIMIT) : at + len(COMPACT_TIME_LIMIT) + 5]
+    if value[:1] and value[0] < 0x80:
+        return value[0] or None
+    size = {0xCC: 1, 0xCD: 2, 0xCE: 4, 0xD0: 1, 0xD1: 2, 0xD2: 4}.get(value[0] if value else -1)
+    if size is None or len(value) < 1 + size:
+        return None
+    said = int.from_bytes(value[1 : 1 + size], "big", signed=value[0] >= 0xD0)
+    return said if said > 0 else None
 
 
 def reply_reserve_s(body: bytes | dict[str, Any]) -> float:
@@ -62,7 +93,11 @@ async def answer(kind: Kind, request: Request, services: Services) -> Response:
     settings = services.settings
     endpoint = f"/v1/assign/{kind}"
     try:
-        body = media_type_error(request) or await read_body(request, settings.max_body_bytes, settings.body_timeout_s)
+        body = media_type_error(request, kind) or await read_body(
+            request, settings.max_body_bytes, settings.body_timeout_s
+        )
+        if isinstance(body, bytes):
+            body = encoding_error(declared_media_type(request), body) or body
     except ClientGone:
         log.info("endpoint=%s client disconnected before its body was complete", endpoint)
         services.metrics.disconnects.labels(endpoint, "body").inc()
@@ -80,7 +115,9 @@ async def answer(kind: Kind, request: Request, services: Services) -> Response:
             return Response(status_code=400)
     services.record(endpoint, result, time.monotonic() - arrived, timing)
     headers = {"Retry-After": str(timing.retry_after_s)} if timing.retry_after_s else None
-    return Response(content=result.body, status_code=result.status, media_type="application/json", headers=headers)
+    compact = result.status == 200 and is_compact(result.body)
+    media_type = COMPACT_MEDIA_TYPE if compact else JSON_MEDIA_TYPE
+    return Response(content=result.body, status_code=result.status, media_type=media_type, headers=headers)
 
 
 async def _solve_unless_gone(

@@ -12,6 +12,8 @@ import logging
 
 from starlette.requests import ClientDisconnect, Request
 
+from stickyd.models.consumer.compact import MAGIC, is_compact
+from stickyd.models.consumer.compact import MEDIA_TYPE as COMPACT_MEDIA_TYPE
 from stickyd.service.processes.solve_job import JobResult, error
 
 log = logging.getLogger("stickyd.access")
@@ -23,15 +25,28 @@ class ClientGone(Exception):
     """The client closed the connection before its body was complete."""
 
 
-def media_type_error(request: Request) -> JobResult | None:
-    """415 unless the body is declared `application/json` (a browser form or `text/plain` post
-    cannot make the service spend its CPU)."""
-    declared = request.headers.get("content-type", "")
-    media_type = declared.split(";", 1)[0].strip().lower()
-    if media_type == JSON_MEDIA_TYPE:
+def declared_media_type(request: Request) -> str:
+    return request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+def media_type_error(request: Request, kind: str = "consumer") -> JobResult | None:
+    """415 unless the body is declared `application/json`, or (consumer requests) the compact
+    encoding (a browser form or `text/plain` post cannot make the service spend its CPU)."""
+    media_type = declared_media_type(request)
+    if media_type == JSON_MEDIA_TYPE or (media_type == COMPACT_MEDIA_TYPE and kind == "consumer"):
         return None
     shown = media_type or "none"
-    return error(415, "content-type", f"{shown} is not accepted; send the body as {JSON_MEDIA_TYPE}")
+    also = f" or {COMPACT_MEDIA_TYPE}" if kind == "consumer" else ""
+    return error(415, "content-type", f"{shown} is not accepted; send the body as {JSON_MEDIA_TYPE}{also}")
+
+
+def encoding_error(media_type: str, body: bytes) -> JobResult | None:
+    """422 when the body is not in the encoding its Content-Type declares (a 4-byte look)."""
+    if media_type == COMPACT_MEDIA_TYPE and not is_compact(body):
+        return error(422, "body", f"a {COMPACT_MEDIA_TYPE} body starts with the bytes {MAGIC!r}")
+    if media_type != COMPACT_MEDIA_TYPE and is_compact(body):
+        return error(422, "body", f"not valid JSON (a compact body is sent as {COMPACT_MEDIA_TYPE})")
+    return None
 
 
 async def read_body(request: Request, max_bytes: int, timeout_s: float) -> bytes | JobResult:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from stickyd.models import ConsumerProblem, ConsumerSolution, ProblemError, parse
-from stickyd.models.consumer.wire import decode_consumer
+from stickyd.models.consumer.compact import CompactRequest, decode_compact, is_compact
+from stickyd.models.consumer.wire import WireRequest, decode_consumer
 from stickyd.models.fallback_cause import FallbackCause
 from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
 from stickyd.service.admission.promise_floor import floor_ms
@@ -25,6 +26,7 @@ from stickyd.service.watch.rates import LiveRates
 from stickyd.solvers import solve_consumer, solve_streams
 from stickyd.solvers.budget import TimeBudget
 from stickyd.solvers.collector import collector_paused
+from stickyd.solvers.consumer.answer_compact import encode_solution
 from stickyd.solvers.consumer.lazy_solution import LazyConsumerSolution
 from stickyd.solvers.streams.result import streams_answer_json
 
@@ -112,13 +114,17 @@ def _run_job(
     on_deadline: Callable[[float], None] | None,
     live: LiveRates | None = None,
 ) -> JobResult:
+    compact = kind == "consumer" and isinstance(body, bytes) and is_compact(body)
     # a large consumer body in the common shape: decoded with its claims as columns (models/consumer/wire.py)
-    wire = (
+    wire: WireRequest | CompactRequest | None = (
         decode_consumer(body)
-        if kind == "consumer" and isinstance(body, bytes) and len(body) >= COLUMN_DECODE_MIN_BYTES
+        if kind == "consumer" and isinstance(body, bytes) and len(body) >= COLUMN_DECODE_MIN_BYTES and not compact
         else None
     )
     try:
+        if compact:
+            assert isinstance(body, bytes)
+            wire = decode_compact(body)
         data = body if isinstance(body, dict) else wire.data if wire is not None else load_object_fast(body)
     except ProblemError as problem:
         return error(422, problem.field, problem.reason)
@@ -132,7 +138,7 @@ def _run_job(
         sent = len(body) if isinstance(body, bytes) else 0  # a parsed request is not decoded again
         floor = floor_ms(kind, cost.partitions, sent, limits.floor_scale)
         context = wire.context if wire is not None else None
-        return _solve(kind, data, limits, arrived, fallback_reason, on_deadline, sizes, floor, context, live)
+        return _solve(kind, data, limits, arrived, fallback_reason, on_deadline, sizes, floor, context, live, compact)
     except ProblemError as problem:
         return error(422, problem.field, problem.reason, partitions=sizes["partitions"], members=sizes["members"])
 
@@ -148,6 +154,7 @@ def _solve(
     floor: int = 0,
     context: dict[str, Any] | None = None,
     live: LiveRates | None = None,
+    compact: bool = False,
 ) -> JobResult:
     started = time.perf_counter()
     problem: ConsumerProblem | StreamsProblem
@@ -177,7 +184,9 @@ def _solve(
         stats.warnings.append(raised_to_floor(kind, capped, kept, sizes["partitions"]))
     return JobResult(
         status=200,
-        body=_answer_json(solution),
+        body=_answer_compact(problem, solution)
+        if compact and isinstance(problem, ConsumerProblem)
+        else _answer_json(solution),
         strategy=stats.strategy,
         solver=stats.solver,
         optimal=stats.optimal,
@@ -194,6 +203,12 @@ def _answer_json(solution: ConsumerSolution | StreamsSolution) -> bytes:
     if isinstance(solution, StreamsSolution):
         return streams_answer_json(solution)
     return solution.model_dump_json().encode()
+
+
+def _answer_compact(problem: ConsumerProblem, solution: ConsumerSolution | StreamsSolution) -> bytes:
+    assert isinstance(solution, ConsumerSolution)
+    written = solution.answer_compact() if isinstance(solution, LazyConsumerSolution) else None
+    return written if written is not None else encode_solution(problem, solution)
 
 
 def raised_to_floor(kind: Kind, limit_ms: int, floor: int, units: int) -> str:

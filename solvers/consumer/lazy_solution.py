@@ -31,9 +31,12 @@ class LazyConsumerSolution(ConsumerSolution):
 
     _maps: Maps | None = PrivateAttr(default=None)
     _writer: Writer | None = PrivateAttr(default=None)
+    _compact: Writer | None = PrivateAttr(default=None)
 
     @classmethod
-    def of(cls, stats: ConsumerStats, maps: Maps, writer: Writer | None = None) -> LazyConsumerSolution:
+    def of(
+        cls, stats: ConsumerStats, maps: Maps, writer: Writer | None = None, compact: Writer | None = None
+    ) -> LazyConsumerSolution:
         # every field given: without them, model_construct inspects the default factories'
         # signatures on each call (a tenth of a tiny group's solve)
         solution = cls.model_construct(stats=stats, assignment={}, revoke={}, target=None, unassigned={})
@@ -41,6 +44,7 @@ class LazyConsumerSolution(ConsumerSolution):
             solution.__dict__.pop(name, None)
         solution._maps = maps
         solution._writer = writer
+        solution._compact = compact
         return solution
 
     def _materialise(self) -> None:
@@ -54,6 +58,7 @@ class LazyConsumerSolution(ConsumerSolution):
         self.__dict__["stats"] = stats  # keep the model's field order for dumps
         self._maps = None
         self._writer = None
+        self._compact = None
 
     def __getattr__(self, item: str) -> Any:
         if item in LAZY_FIELDS:
@@ -67,6 +72,13 @@ class LazyConsumerSolution(ConsumerSolution):
         if self._writer is not None and self._maps is not None:
             return self._writer(self.stats)
         return self.model_dump_json().encode()
+
+    def answer_compact(self) -> bytes | None:
+        """The answer in the compact encoding written from the columns, or None once the maps
+        are built (the caller then encodes the maps)."""
+        if self._compact is not None and self._maps is not None:
+            return self._compact(self.stats)
+        return None
 
     def model_dump(self, **kwargs: Any) -> dict[str, Any]:
         self._materialise()

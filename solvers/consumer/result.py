@@ -8,6 +8,7 @@ import numpy as np
 
 from stickyd.models.consumer.index import ConsumerIndex
 from stickyd.models.consumer.problem import ConsumerProblem, ConsumerSolution, ConsumerStats, TopicPartitions
+from stickyd.solvers.consumer.answer_compact import dense_owners, encode_answer, request_offsets, to_request
 from stickyd.solvers.consumer.answer_json import Columns, json_name, nested_json, topic_lists_json
 from stickyd.solvers.consumer.lazy_solution import LazyConsumerSolution
 from stickyd.solvers.consumer.quick_fill import small_int
@@ -136,6 +137,7 @@ def build_solution(
         stats,
         lambda: answer_maps(index, placement, cooperative),
         lambda final_stats: answer_json(index, placement, cooperative, final_stats),
+        lambda final_stats: answer_compact(problem, index, placement, cooperative, final_stats),
     )
 
 
@@ -186,6 +188,38 @@ def answer_json(index: ConsumerIndex, placement: Placement, cooperative: bool, s
             stats.model_dump_json().encode(),
             b"}",
         )
+    )
+
+
+def answer_compact(
+    problem: ConsumerProblem, index: ConsumerIndex, placement: Placement, cooperative: bool, stats: ConsumerStats
+) -> bytes:
+    """The whole answer in the compact encoding (solvers/consumer/answer_compact.py), from the columns."""
+    member_at = {m.id: i for i, m in enumerate(problem.members)}
+    to_member = np.array([member_at[m] for m in index.members] + [-1], dtype=np.int32)
+    topic_at = {t: i for i, t in enumerate(problem.topics)}
+    offsets = request_offsets(problem)
+    # placement's flat order (subscribed topics by name) -> the request's topic order
+    shift = np.array([offsets[topic_at[t]] for t in placement.names], dtype=np.int64) - placement.offsets[:-1]
+    target = np.full(int(offsets[-1]), -1, dtype="<i4")
+    target[np.arange(len(placement.owner)) + np.repeat(shift, np.diff(placement.offsets))] = to_member[placement.owner]
+    free = np.flatnonzero(placement.owner < 0)
+    free_topic = np.searchsorted(placement.offsets, free, side="right") - 1
+    nobody = np.full(len(free), len(index.members), dtype=np.int64)
+    unassigned = to_request(
+        problem, index.members, placement.names, (nobody, free_topic, free - placement.offsets[free_topic])
+    )
+    if not cooperative:
+        nothing = np.zeros(0, dtype=np.int64)
+        return encode_answer(problem, target, (nothing, nothing, nothing), None, unassigned, stats)
+    revoke, now = _cooperative(index, placement, columns_of(placement))
+    return encode_answer(
+        problem,
+        dense_owners(problem, to_request(problem, index.members, placement.names, now)),
+        to_request(problem, index.members, index.reported.topic_names, revoke),
+        target,
+        unassigned,
+        stats,
     )
 
 

@@ -19,10 +19,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from stickyd.cli.child_service import ServiceProcess
+from stickyd.models.consumer.compact import MAGIC, is_compact
 from tests.kafka.apache_kafka import STICKYD_TIMEOUT_MS, ApacheKafka
 from tests.kafka.consumer_protocol import TP, Feeder, Member, settle, wait_consumed
 from tests.kafka.switchboard import Switchboard
@@ -268,6 +270,13 @@ class Recorded:
     seen: list[tuple[dict[str, Any], int, float]] = field(default_factory=list)
 
 
+def _request_of(body: bytes) -> dict[str, Any]:
+    """A request the plug-in sent, JSON or compact (its options and top-level fields as sent)."""
+    if is_compact(body):
+        return dict(msgspec.msgpack.decode(body[len(MAGIC) :]))
+    return dict(json.loads(body))
+
+
 @contextmanager
 def recording_relay(upstream: str) -> Iterator[Recorded]:
     """A loopback HTTP relay in front of stickyd that keeps every consumer request it forwards: what
@@ -280,7 +289,7 @@ def recording_relay(upstream: str) -> Iterator[Recorded]:
             started = time.monotonic()
             answer = httpx.request(self.command, f"{upstream}{self.path}", content=body, headers=headers, timeout=30)
             if self.path == "/v1/assign/consumer" and body is not None:
-                seen.append((json.loads(body), answer.status_code, time.monotonic() - started))
+                seen.append((_request_of(body), answer.status_code, time.monotonic() - started))
             self.send_response(answer.status_code)
             self.send_header("Content-Type", answer.headers.get("content-type", "application/json"))
             self.send_header("Content-Length", str(len(answer.content)))

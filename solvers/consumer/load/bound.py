@@ -11,7 +11,8 @@ L* (the smallest possible largest normalized load W/c) is at least:
   member), L is reachable only when a max-flow source -> unit class -> eligible member -> sink,
   the sink arc of member m holding floor(L * c_m) (W_m is an integer), carries every weight.
   Infeasible at L proves L* > L; bisection between the proven bound and a known assignment's
-  bottleneck narrows it.
+  bottleneck narrows it. Every W_m is a sum of weights, so a multiple of their greatest common
+  divisor g: the sink arc holds g x floor(L * c_m / g) (equal to floor(L * c_m) when g is 1).
 
 The moves (docs/wire-format.md, level 2) are at least the claims nobody can keep, plus, per member,
 the fewest of the single partitions it keeps that it must give up so that what it keeps fits
@@ -88,7 +89,10 @@ def fractional_bound(data: LoadData, known: Fraction, budget: TimeBudget) -> Fra
             classes[key] = classes.get(key, 0) + int(group.min_weight().sum())
     low = max(heaviest_unit_bound(data), heaviest_units_bound(data))
     high = known
-    if not classes or _feasible(data, classes, low):
+    if not classes:
+        return low
+    network = _SplitNetwork(data, classes)
+    if network.feasible(low):
         return low
     for _ in range(BISECTION_STEPS):
         if high - low <= high * RELATIVE_GAP or budget.expired():
@@ -96,29 +100,57 @@ def fractional_bound(data: LoadData, known: Fraction, budget: TimeBudget) -> Fra
         middle = Fraction((low + high) / 2).limit_denominator(10**12)
         if not low < middle < high:
             break
-        if _feasible(data, classes, middle):
+        if network.feasible(middle):
             high = middle
         else:
             low = middle
     return low
 
 
-def _feasible(data: LoadData, classes: dict[tuple[int, ...], int], bottleneck: Fraction) -> bool:
-    """Whether units split at will fit under `bottleneck` x capacity on every member."""
-    n = data.member_count
-    source, sink = n + len(classes), n + len(classes) + 1
-    flow = max_flow.SimpleMaxFlow()
-    total = 0
-    for k, (eligible, weight) in enumerate(classes.items()):
-        flow.add_arc_with_capacity(source, n + k, weight)
-        for m in eligible:
-            flow.add_arc_with_capacity(n + k, m, weight)
-        total += weight
-    for m, capacity in enumerate(data.capacity.tolist()):
-        flow.add_arc_with_capacity(m, sink, math.floor(bottleneck * capacity))
-    if flow.solve(source, sink) != flow.OPTIMAL:
-        return False
-    return flow.optimal_flow() == total
+class _SplitNetwork:
+    """source -> eligible set (the least weights of its units) -> each of its members -> sink, built
+    once: only the members' arcs to the sink change with the bottleneck tried."""
+
+    def __init__(self, data: LoadData, classes: dict[tuple[int, ...], int]) -> None:
+        n = data.member_count
+        self.capacity = data.capacity.tolist()
+        self.step = weight_divisor(data)
+        self.source, self.sink = n + len(classes), n + len(classes) + 1
+        self.total = sum(classes.values())
+        self.flow = max_flow.SimpleMaxFlow()
+        sizes = np.array([len(eligible) for eligible in classes], dtype=np.int64)
+        weights = np.array(list(classes.values()), dtype=np.int64)
+        nodes = n + np.arange(len(classes), dtype=np.int64)
+        # every unit class is supplied its weight
+        self._arcs(np.full(len(classes), self.source), nodes, weights)
+        # a class's weight may go to any member eligible for it
+        members = np.fromiter((m for eligible in classes for m in eligible), dtype=np.int64, count=int(sizes.sum()))
+        self._arcs(np.repeat(nodes, sizes), members, np.repeat(weights, sizes))
+        # a member takes at most what fits under the bottleneck (set per try)
+        self.sink_arcs = self._arcs(np.arange(n), np.full(n, self.sink), np.zeros(n, dtype=np.int64))
+
+    def _arcs(self, tails: np.ndarray, heads: np.ndarray, capacities: np.ndarray) -> np.ndarray:
+        return np.asarray(self.flow.add_arcs_with_capacity(tails.astype(np.int32), heads.astype(np.int32), capacities))
+
+    def feasible(self, bottleneck: Fraction) -> bool:
+        """Whether units split at will fit under `bottleneck` x capacity on every member."""
+        step = self.step
+        per_capacity = {c: step * math.floor(bottleneck * c / step) for c in set(self.capacity)}
+        room = np.array([per_capacity[c] for c in self.capacity], dtype=np.int64)
+        self.flow.set_arcs_capacity(self.sink_arcs, room)
+        if self.flow.solve(self.source, self.sink) != self.flow.OPTIMAL:
+            return False
+        return bool(self.flow.optimal_flow() == self.total)
+
+
+def weight_divisor(data: LoadData) -> int:
+    """The greatest common divisor of every unit weight (1 when all are 0): every member's total
+    weight W_m is a multiple of it."""
+    divisor = 0
+    for group in data.groups:
+        if group.weight.size:
+            divisor = math.gcd(divisor, int(np.gcd.reduce(group.weight, axis=None)))
+    return divisor or 1
 
 
 def moves_lower_bound(data: LoadData, owned: int, known: Fraction) -> int:
@@ -127,22 +159,30 @@ def moves_lower_bound(data: LoadData, owned: int, known: Fraction) -> int:
     best_kept = sum(int(g.kept.sum()) for g in data.groups)
     forced = owned - best_kept
     limit = (1 + data.tolerance) * known
-    kept_weights: dict[int, list[np.ndarray]] = {}
+    claimants, weights = [], []
     for group in data.groups:
-        if len(group.weight) != 1 or not group.weight.shape[1]:
+        if group.join or not group.weight.shape[1]:
             continue  # joins: another member may keep as much of a unit, so leaving it may cost nothing
         mine = group.claimant >= 0
-        owners, weights = group.claimant[mine], group.weight[0][mine]
-        order = np.argsort(owners, kind="stable")
-        owners, weights = owners[order], weights[order]
-        cuts = np.flatnonzero(np.diff(owners)) + 1
-        for part_owner, part in zip(np.split(owners, cuts), np.split(weights, cuts), strict=True):
-            if len(part_owner):
-                kept_weights.setdefault(int(part_owner[0]), []).append(part)
-    shed = 0
-    for m, parts in kept_weights.items():
-        weights = np.sort(np.concatenate(parts))[::-1]
-        excess = int(weights.sum()) - math.floor(limit * int(data.capacity[m]))
-        if excess > 0:
-            shed += int(np.searchsorted(np.cumsum(weights), excess)) + 1
+        claimants.append(group.claimant[mine])
+        weights.append(group.weight[0][mine])
+    owner, weight = (
+        np.concatenate([np.zeros(0, np.int64), *claimants]),
+        np.concatenate([np.zeros(0, np.int64), *weights]),
+    )
+    if not len(owner):
+        return forced
+    order = np.lexsort((-weight, owner))  # member by member, heaviest first
+    owner, weight = owner[order], weight[order]
+    starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+    members = owner[starts]
+    per_capacity = {c: math.floor(limit * c) for c in set(data.capacity[members].tolist())}
+    room = np.array([per_capacity[c] for c in data.capacity[members].tolist()], dtype=np.int64)
+    excess = np.add.reduceat(weight, starts) - room
+    # a member sheds its heaviest kept partitions while what it shed so far is short of its
+    # excess (none when it has no excess: nothing shed is ever short of 0 or less)
+    sizes = np.diff(np.r_[starts, len(owner)])
+    before = np.cumsum(weight) - weight
+    before -= np.repeat(before[starts], sizes)
+    shed = int((before < np.repeat(excess, sizes)).sum())
     return forced + shed

@@ -22,6 +22,8 @@ class GroupLoad:
     """per unit: the eligible member keeping most of its partitions, or -1 (nobody can keep it)."""
     kept: np.ndarray
     """per unit: partitions kept when it goes to `claimant`."""
+    join: bool = False
+    """the units are KIP-315 joins (several topics' partitions each)."""
 
     def weight_for(self, row: int) -> np.ndarray:
         """units' weights for eligible member number `row` (position in `eligible`)."""
@@ -77,7 +79,7 @@ def load_data(index: ConsumerIndex, balance: BalanceIndex) -> LoadData:
             if (weight == weight[:1]).all():
                 weight = weight[:1]
             claimant, kept = _best_claimants(group.claims, eligible)
-        groups.append(GroupLoad(eligible, weight, claimant, kept))
+        groups.append(GroupLoad(eligible, weight, claimant, kept, join=len(group.topics) > 1))
     return LoadData(tuple(groups), balance.capacity, balance.tolerance)
 
 

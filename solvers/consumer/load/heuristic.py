@@ -5,8 +5,15 @@
    heaviest kept units until it is under (fewest units shed, so fewest moves for that member);
 3. the free units (never owned, claimed by a member that cannot take them, or shed) go heaviest
    first, each to the eligible member where it ends lightest: the smallest (W + w) / c;
-4. while the bottleneck member is above the cap, the one move of one of its units that lowers
-   the larger of its own and the receiver's normalized load the most (none: stop).
+4. while the bottleneck member is above the cap, one move of one of its units that lowers the
+   larger of its own and the receiver's normalized load: of a unit it does not keep (moving it
+   again adds no move) when one does, else of a kept one; of those, the one that lowers it most
+   (none: stop).
+
+`tight_answer` runs steps 1 to 3 with no tolerance, then step 4 down to a tenth of the tolerance:
+a valid answer whose bottleneck, usually within a fraction of a percent of the proven bound, is an
+upper bound on L* that tightens the proven lower bound on the moves (bound.py's
+`moves_lower_bound`; shedding again from the sticky answer instead bounds L* less closely).
 
 Valid by construction (a unit only goes to an eligible member). Not proven: the dispatcher
 reports how far it can be from the best with `stats.load`.
@@ -17,6 +24,7 @@ from __future__ import annotations
 import heapq
 import math
 from fractions import Fraction
+from typing import Protocol
 
 import numpy as np
 
@@ -28,17 +36,36 @@ CHECK_EVERY = 4096
 """units placed between two looks at the clock."""
 REPAIR_ROUNDS_PER_MEMBER = 4
 """step 4 moves at most this many units per member of the group."""
+SCAN_FROM_SETS = 32
+"""from this many distinct eligible sets among the free units' topics on, step 3 finds the lightest
+member by a scan rather than by lazy heaps."""
+TIGHT_SLACK_DIVISOR = 10
+"""`tight_answer` repairs its bottleneck down to (1 + load_tolerance / this) x the bound."""
 
 
 def shed_and_place(data: LoadData, bound: Fraction, budget: TimeBudget) -> list[np.ndarray]:
+    limit = (1 + data.tolerance) * bound
+    owners, weight = _shed_and_place_under(data, limit, budget)
+    _repair(data, owners, weight, limit, budget)
+    return owners
+
+
+def tight_answer(data: LoadData, bound: Fraction, budget: TimeBudget) -> list[np.ndarray]:
+    """Steps 1 to 3 under `bound` itself: every member sheds down to bound x capacity, so the
+    free units spread the weight as evenly as the greedy placement can; then step 4 until the
+    bottleneck is within a tenth of the tolerance of `bound` (closer buys the moves floor little)."""
+    owners, weight = _shed_and_place_under(data, bound, budget)
+    _repair(data, owners, weight, (1 + data.tolerance / TIGHT_SLACK_DIVISOR) * bound, budget)
+    return owners
+
+
+def _shed_and_place_under(data: LoadData, limit: Fraction, budget: TimeBudget) -> tuple[list[np.ndarray], np.ndarray]:
     owners = [g.claimant.copy() for g in data.groups]
     weight = data.member_weights(owners)
-    limit = (1 + data.tolerance) * bound
     cap = np.array([math.floor(limit * c) for c in data.capacity.tolist()], dtype=np.int64)
     _shed(data, owners, weight, cap)
     _place(data, owners, weight, budget)
-    _repair(data, owners, weight, limit, budget)
-    return owners
+    return owners, weight
 
 
 def _shed(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, cap: np.ndarray) -> None:
@@ -68,7 +95,8 @@ def _shed(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, cap: np.
 
 
 def _place(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, budget: TimeBudget) -> None:
-    """Step 3: free units heaviest first, each where it ends lightest, (W + w) / c."""
+    """Step 3: free units heaviest first, each where it ends lightest, (W + w) / c (the lowest
+    member id on a tie)."""
     free_group, free_unit, free_weight = [], [], []
     for g, (group, owner) in enumerate(zip(data.groups, owners, strict=True)):
         free = np.flatnonzero(owner < 0)
@@ -81,50 +109,106 @@ def _place(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, budget:
     g_all, u_all, w_all = (np.concatenate(a) for a in (free_group, free_unit, free_weight))
     order = np.lexsort((u_all, g_all, -w_all))
     capacity = data.capacity.tolist()
-    load = weight.tolist()
-    # per eligible set, one heap of (W, member) per capacity: the head of each is the member of
-    # that capacity where a unit of weight w ends lightest, (W + w) / c; the best head wins
-    heaps: dict[int, list[list[tuple[int, int]]]] = {}
-    for step, (g, u) in enumerate(zip(g_all[order].tolist(), u_all[order].tolist(), strict=True)):
+    sets = len({id(data.groups[g].eligible) for g in np.unique(g_all).tolist()})
+    lightest: _Lightest = _ScannedLightest(data, weight) if sets >= SCAN_FROM_SETS else _HeapLightest(data, weight)
+    units = zip(g_all[order].tolist(), u_all[order].tolist(), w_all[order].tolist(), strict=True)
+    for step, (g, u, unit_weight) in enumerate(units):
         if step % CHECK_EVERY == CHECK_EVERY - 1:
             budget.check("the load heuristic")
         group = data.groups[g]
-        classes = heaps.get(id(group.eligible))
-        if classes is None:
-            classes = heaps[id(group.eligible)] = _capacity_heaps(group.eligible.tolist(), capacity, load)
-        unit_weight = int(group.min_weight()[u]) if len(group.weight) > 1 else int(group.weight[0][u])
-        best: tuple[float, int, list[tuple[int, int]]] | None = None
-        for heap in classes:
-            m = _fresh_head(heap, load)
-            key = (load[m] + unit_weight) / capacity[m]
-            if best is None or (key, m) < best[:2]:
-                best = (key, m, heap)
+        best: tuple[float, int] | None = None
+        for m in lightest.per_capacity(g):
+            key = (lightest.load(m) + unit_weight) / capacity[m]
+            if best is None or (key, m) < best:
+                best = (key, m)
         assert best is not None
-        _, m, heap = best
-        row = 0 if len(group.weight) == 1 else int(np.flatnonzero(group.eligible == m)[0])
-        load[m] += int(group.weight_for(row)[u])
-        heapq.heapreplace(heap, (load[m], m))
+        m = best[1]
+        if len(group.weight) == 1:
+            lightest.add(m, unit_weight)
+        else:  # a join unit weighs, for m, the partitions of it that m reads
+            lightest.add(m, int(group.weight_for(int(np.flatnonzero(group.eligible == m)[0]))[u]))
         owners[g][u] = m
-    weight[:] = load
+    weight[:] = lightest.loads()
 
 
-def _capacity_heaps(eligible: list[int], capacity: list[int], load: list[int]) -> list[list[tuple[int, int]]]:
-    by_capacity: dict[int, list[tuple[int, int]]] = {}
-    for m in eligible:
-        by_capacity.setdefault(capacity[m], []).append((load[m], m))
-    heaps = list(by_capacity.values())
-    for heap in heaps:
-        heapq.heapify(heap)
-    return heaps
+class _Lightest(Protocol):
+    """The members' weights W, and per topic group the lightest eligible member of each capacity
+    (the lowest id on a tie)."""
+
+    def per_capacity(self, g: int) -> list[int]: ...
+    def load(self, m: int) -> int: ...
+    def add(self, m: int, w: int) -> None: ...
+    def loads(self) -> list[int]: ...
 
 
-def _fresh_head(heap: list[tuple[int, int]], load: list[int]) -> int:
-    """The least loaded member of `heap`, after re-keying heads whose load rose elsewhere."""
-    while True:
-        key, m = heap[0]
-        if key == load[m]:
-            return m
-        heapq.heapreplace(heap, (load[m], m))
+class _HeapLightest:
+    """One heap of (W, member) per eligible set and capacity, re-keyed lazily: a member's W only
+    rises, so a head whose key is stale is pushed down until a fresh one surfaces. Cheap while a
+    member belongs to few eligible sets."""
+
+    def __init__(self, data: LoadData, weight: np.ndarray) -> None:
+        self.data, self.weights = data, weight.tolist()
+        self.heaps: dict[int, list[list[tuple[int, int]]]] = {}
+
+    def per_capacity(self, g: int) -> list[int]:
+        eligible = self.data.groups[g].eligible
+        classes = self.heaps.get(id(eligible))
+        if classes is None:
+            by_capacity: dict[int, list[tuple[int, int]]] = {}
+            for m in eligible.tolist():
+                by_capacity.setdefault(int(self.data.capacity[m]), []).append((self.weights[m], m))
+            classes = self.heaps[id(eligible)] = list(by_capacity.values())
+            for heap in classes:
+                heapq.heapify(heap)
+        self.last = classes
+        return [self._fresh_head(heap) for heap in classes]
+
+    def _fresh_head(self, heap: list[tuple[int, int]]) -> int:
+        while True:
+            key, m = heap[0]
+            if key == self.weights[m]:
+                return m
+            heapq.heapreplace(heap, (self.weights[m], m))
+
+    def load(self, m: int) -> int:
+        return self.weights[m]
+
+    def add(self, m: int, w: int) -> None:
+        self.weights[m] += w
+        for heap in self.last:  # the chosen member is the head of one of them
+            if heap[0][1] == m:
+                heapq.heapreplace(heap, (self.weights[m], m))
+                return
+
+    def loads(self) -> list[int]:
+        return self.weights
+
+
+class _ScannedLightest:
+    """Per topic group, its eligible members of each capacity in ascending order; the lightest is
+    found by one scan (numpy's argmin keeps the first on a tie). Cheap when members belong to
+    many eligible sets, where lazy heaps would keep re-keying them."""
+
+    def __init__(self, data: LoadData, weight: np.ndarray) -> None:
+        self.data, self.weights = data, weight.copy()
+        self.classes: dict[int, list[np.ndarray]] = {}
+
+    def per_capacity(self, g: int) -> list[int]:
+        classes = self.classes.get(g)
+        if classes is None:
+            members = np.sort(self.data.groups[g].eligible)
+            capacity = self.data.capacity[members]
+            classes = self.classes[g] = [members[capacity == c] for c in np.unique(capacity).tolist()]
+        return [int(members[np.argmin(self.weights[members])]) for members in classes]
+
+    def load(self, m: int) -> int:
+        return int(self.weights[m])
+
+    def add(self, m: int, w: int) -> None:
+        self.weights[m] += w
+
+    def loads(self) -> list[int]:
+        return self.weights.tolist()
 
 
 def _repair(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, limit: Fraction, budget: TimeBudget) -> None:
@@ -139,7 +223,8 @@ def _repair(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, limit:
         peak = float(normalized[top])
         if Fraction(int(weight[top]), int(data.capacity[top])) <= limit:
             return
-        best: tuple[float, int, int, int] | None = None  # (new peak of the pair, group, unit, receiver)
+        # (moves added, new peak of the pair, group, unit, receiver)
+        best: tuple[int, float, int, int, int] | None = None
         for g, (group, owner) in enumerate(zip(data.groups, owners, strict=True)):
             mine = np.flatnonzero(owner == top)
             others = group.eligible[group.eligible != top]
@@ -156,16 +241,29 @@ def _repair(data: LoadData, owners: list[np.ndarray], weight: np.ndarray, limit:
             )
             after = (weight[others][:, None] + arriving) / capacity[others][:, None]
             pair = np.maximum(after, ((weight[top] - leaving) / capacity[top])[None, :])
-            r, u = np.unravel_index(int(np.argmin(pair)), pair.shape)
-            if pair[r, u] < peak and (best is None or pair[r, u] < best[0]):
-                best = (float(pair[r, u]), g, int(mine[u]), int(others[r]))
+            found = _cheapest_move(pair, peak, group.claimant[mine] == top)
+            if found is not None and (best is None or found[:2] < best[:2]):
+                best = (found[0], found[1], g, int(mine[found[3]]), int(others[found[2]]))
         if best is None:
             return
-        _, g, unit, receiver = best
+        _, _, g, unit, receiver = best
         moved = data.unit_weights_of(g, owners[g])[unit]
         owners[g][unit] = receiver
         weight[top] -= moved
         weight[receiver] += data.unit_weights_of(g, owners[g])[unit]
+
+
+def _cheapest_move(pair: np.ndarray, peak: float, kept: np.ndarray) -> tuple[int, float, int, int] | None:
+    """Of the moves (receiver row, unit column) that lower the peak, one adding no move (a unit
+    the bottleneck member does not keep) when there is one, then the lowest new peak of the pair:
+    (moves added, that peak, row, column), or None."""
+    lowers = pair < peak
+    for added, columns in ((0, ~kept), (1, kept)):
+        candidates = np.where(lowers & columns[None, :], pair, np.inf)
+        r, u = np.unravel_index(int(np.argmin(candidates)), candidates.shape)
+        if candidates[r, u] < np.inf:
+            return added, float(candidates[r, u]), int(r), int(u)
+    return None
 
 
 def _lightest_per_capacity(members: np.ndarray, weight: np.ndarray, capacity: np.ndarray) -> np.ndarray:

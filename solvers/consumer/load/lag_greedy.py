@@ -14,7 +14,7 @@ import numpy as np
 
 from stickyd.solvers.budget import TimeBudget
 from stickyd.solvers.consumer.load.data import LoadData
-from stickyd.solvers.consumer.load.heuristic import CHECK_EVERY
+from stickyd.solvers.consumer.load.heuristic import CHECK_EVERY, SCAN_FROM_SETS
 
 
 def solve_lag_greedy(data: LoadData, budget: TimeBudget) -> list[np.ndarray]:
@@ -22,6 +22,8 @@ def solve_lag_greedy(data: LoadData, budget: TimeBudget) -> list[np.ndarray]:
     order = sorted(
         ((-int(w), g, u) for g, group in enumerate(data.groups) for u, w in enumerate(group.min_weight().tolist())),
     )
+    if len({id(g.eligible) for g in data.groups if g.weight.shape[1]}) >= SCAN_FROM_SETS:
+        return _by_scan(data, owners, order, budget)
     capacity = data.capacity.tolist()
     load = [0] * data.member_count
     heaps: dict[int, list[tuple[float, int]]] = {}
@@ -40,5 +42,27 @@ def solve_lag_greedy(data: LoadData, budget: TimeBudget) -> list[np.ndarray]:
         row = 0 if len(group.weight) == 1 else int(np.flatnonzero(group.eligible == m)[0])
         load[m] += int(group.weight_for(row)[u])
         heapq.heapreplace(heap, (load[m] / capacity[m], m))
+        owners[g][u] = m
+    return owners
+
+
+def _by_scan(
+    data: LoadData, owners: list[np.ndarray], order: list[tuple[int, int, int]], budget: TimeBudget
+) -> list[np.ndarray]:
+    """The same dealing, the least normalized load found by one scan of the unit's eligible
+    members in ascending order (the first on a tie): members in many eligible sets would keep
+    every heap they sit in re-keying."""
+    capacity = data.capacity.tolist()
+    load = [0] * data.member_count
+    normalized = np.zeros(data.member_count, dtype=np.float64)
+    members = [np.sort(g.eligible) for g in data.groups]
+    for step, (_, g, u) in enumerate(order):
+        if step % CHECK_EVERY == CHECK_EVERY - 1:
+            budget.check("the lag-greedy baseline")
+        group, eligible = data.groups[g], members[g]
+        m = int(eligible[np.argmin(normalized[eligible])])
+        row = 0 if len(group.weight) == 1 else int(np.flatnonzero(group.eligible == m)[0])
+        load[m] += int(group.weight_for(row)[u])
+        normalized[m] = load[m] / capacity[m]
         owners[g][u] = m
     return owners

@@ -1,4 +1,5 @@
-"""Balance `per_topic` at any size: one min-cost flow, its levels solved in turn (solvers/flows/levels.py).
+"""Balance `per_topic` with co-partitioned topics or racks, at any size: one min-cost flow, its levels
+solved in turn (solvers/flows/levels.py); plain topics take the smaller flow of per_topic_extras.py.
 
 Network, per topic group g (units of one topic, or KIP-315 joins) and eligible member m:
 
@@ -100,9 +101,13 @@ class _PerTopicNetwork:
             self.arcs(pool, take + np.arange(len(eligible)), group.units, 0, 0)
             return self._join_units(group, take, pool, takes)
         # a single topic's units, pooled by the racks holding their replicas
-        racks = group.racks[0] if group.racks is not None else (None,) * group.units
         signature: dict[frozenset[str] | None, int] = {}
-        sig = np.fromiter((signature.setdefault(r, len(signature)) for r in racks), np.int64, group.units)
+        if group.racks is None:  # one pool: no unit has a rack
+            signature[None] = 0
+            sig = np.zeros(group.units, dtype=np.int64)
+        else:
+            racks = group.racks[0]
+            sig = np.fromiter((signature.setdefault(r, len(signature)) for r in racks), np.int64, group.units)
         miss = np.array(
             [[_off_rack(self.racks[m], held) for m in group.eligible] for held in signature], dtype=np.int64
         ).reshape(len(signature), len(eligible))
@@ -124,8 +129,9 @@ class _PerTopicNetwork:
         free = np.bincount(sig[~claimed], minlength=len(signature))
         for s_, count in enumerate(free.tolist()):
             net.supply(pools + s_, count)
-        pairs, counts = np.unique(np.stack([claimant[claimed], sig[claimed]]), axis=1, return_counts=True)
-        holders, kept_sig = pairs[0], pairs[1]
+        # (claimant, signature) pairs in lexicographic order, as one key each
+        keys, counts = np.unique(claimant[claimed] * len(signature) + sig[claimed], return_counts=True)
+        holders, kept_sig = keys // len(signature), keys % len(signature)
         kept_nodes = net.add_nodes(len(counts))
         for i, count in enumerate(counts.tolist()):
             net.supply(kept_nodes + i, count)
@@ -208,11 +214,26 @@ def _deal(index: ConsumerIndex, plan: list[_Dealing | None], flow: np.ndarray) -
             owner[owner < 0] = np.repeat(eligible, flow[step.takes] - taken)
         else:
             assert step.sig is not None and step.keep_sig is not None and step.pooled is not None
-            for row, sig, count in zip(step.rows.tolist(), step.keep_sig.tolist(), kept.tolist(), strict=True):
-                owner[np.flatnonzero((step.claimant == row) & (step.sig == sig))[:count]] = eligible[row]
+            _keep_lowest(owner, step.claimant, step.sig, kept, eligible)
             pooled = flow[step.pooled].reshape(-1, len(eligible))
             for sig, given in enumerate(pooled):
                 # each pool's units left, ascending, to the members in eligible order
                 owner[np.flatnonzero((owner < 0) & (step.sig == sig))] = np.repeat(eligible, given)
         owners.append(owner)
     return owners
+
+
+def _keep_lowest(
+    owner: np.ndarray, claimant: np.ndarray, sig: np.ndarray, kept: np.ndarray, eligible: np.ndarray
+) -> None:
+    """Each keep arc's flow, as units: the lowest-numbered units of its (claimant, rack signature)
+    go to the claimant. The keep arcs were made in np.unique's order of those pairs, which is the
+    order of the blocks below."""
+    claimed = np.flatnonzero(claimant >= 0)
+    units = claimed[np.lexsort((claimed, sig[claimed], claimant[claimed]))]
+    holder, pool = claimant[units], sig[units]
+    starts = np.flatnonzero(np.r_[True, (holder[1:] != holder[:-1]) | (pool[1:] != pool[:-1])])
+    sizes = np.diff(np.r_[starts, len(units)])
+    rank = np.arange(len(units)) - np.repeat(starts, sizes)
+    stays = rank < np.repeat(kept, sizes)
+    owner[units[stays]] = eligible[holder[stays]]

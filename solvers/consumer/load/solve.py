@@ -4,9 +4,9 @@ within the request's time budget, and the `stats` that say what is proven.
 The dispatcher hands every request whose `options.balance` is not `count`, that sends `capacity` /
 `partition_weights` with `count`, or that asks for `lag-greedy`, to `solve_balanced`. Baselines
 answer as they always do (with `stats.load` measured on their answer); `optimal` takes, for
-`per_topic`, the flow (CP-SAT for mixed unit widths), and for `load` the exact CP-SAT model where
-it fits, else the shed-and-place heuristic with proven bounds; whatever runs out of time falls
-back as `count` does.
+`per_topic`, the extras' flow (with joins or racks, the full per-topic flow; CP-SAT for mixed unit
+widths), and for `load` the exact CP-SAT model where it fits, else the shed-and-place heuristic
+with proven bounds; whatever runs out of time falls back as `count` does.
 """
 
 from __future__ import annotations
@@ -41,9 +41,10 @@ from stickyd.solvers.consumer.load.exact import (
     pair_count,
     solve_load_exact,
 )
-from stickyd.solvers.consumer.load.heuristic import shed_and_place
+from stickyd.solvers.consumer.load.heuristic import shed_and_place, tight_answer
 from stickyd.solvers.consumer.load.lag_greedy import solve_lag_greedy
 from stickyd.solvers.consumer.load.per_topic_cpsat import PER_TOPIC_MAX_PAIRS, per_topic_pairs, solve_per_topic_cpsat
+from stickyd.solvers.consumer.load.per_topic_extras import fits_extras, solve_per_topic_extras
 from stickyd.solvers.consumer.load.per_topic_flow import member_unit_widths, solve_per_topic_flow
 from stickyd.solvers.consumer.result import build_solution
 from stickyd.solvers.errors import SolverFailure, SolveTimeout
@@ -119,11 +120,15 @@ def solve_balanced(
 
 
 def _per_topic(index: ConsumerIndex, budget: TimeBudget, fallback: Fallback) -> tuple[list[np.ndarray], Outcome]:
-    """CP-SAT when members' units differ in width or racks are given, and the group is small
-    enough; else the flow: proven when every member's units are of one width (racks are then
-    left out: they are a tie-break below the proven levels)."""
+    """The extras' flow when every group is one topic and no racks are given; else CP-SAT when
+    members' units differ in width or racks are given, and the group is small enough; else the
+    flow: proven when every member's units are of one width (racks are then left out: they are a
+    tie-break below the proven levels)."""
     share = budget.share(OPTIMAL_SHARE)
     try:
+        if fits_extras(index):
+            owners = solve_per_topic_extras(index, lambda: share.check("the per-topic flow"))
+            return owners, Outcome(strategy="optimal", solver="min-cost-flow", optimal=True)
         _, uniform = member_unit_widths(index)
         said = ("members take units of different widths: totals balanced by units, not partitions",)
         if (not uniform or index.has_racks) and per_topic_pairs(index) <= PER_TOPIC_MAX_PAIRS:
@@ -170,7 +175,13 @@ def _load(
         ceiling = _any_bottleneck(data)
         bound = fractional_bound(data, ceiling, share)
         owners = shed_and_place(data, bound, share)
-        known = best = bottleneck_of(data, owners)
+        known = bottleneck_of(data, owners)
+        # another valid answer, shed to the bound itself: its bottleneck bounds L* from above
+        # closer than the sticky answer's, which raises the proven floor on the moves
+        tight = _tight_in_time(data, bound, share)
+        best = known if tight is None else min(known, bottleneck_of(data, tight))
+        if tight is not None and known > (1 + data.tolerance) * best:
+            owners, known = _stickiest_under(data, best, tight, share)
         exact = _exact_in_time(data, index, owners, share.share(LOAD_EXACT_SHARE).deadline)
         if exact is not None:
             if exact.bottleneck is not None:
@@ -182,7 +193,7 @@ def _load(
                 proof: Proof = (exact.bottleneck, exact.bottleneck, moves, exact.moves is not None)
                 outcome = Outcome(strategy="optimal", solver="cp-sat", optimal=exact.moves is not None)
                 return exact.owners, outcome, proof
-            best = min(known, bottleneck_of(data, exact.owners))
+            best = min(best, bottleneck_of(data, exact.owners))
             if known > (1 + data.tolerance) * best:
                 # the sticky answer is surely beyond the tolerance: shed again under the better bottleneck
                 owners, known = _stickiest_under(data, best, exact.owners, share)
@@ -200,6 +211,15 @@ def _load(
         why, cause = f"the load solver failed ({type(error).__name__})", FallbackCause.SOLVER_ERROR
     owners, outcome = fallback(index, why, "optimal", cause)
     return owners, outcome, None
+
+
+def _tight_in_time(data: LoadData, bound: Fraction, budget: TimeBudget) -> list[np.ndarray] | None:
+    """The tolerance-free answer, or None when the time left is too short for it (the sticky
+    answer then stands with a looser floor on the moves)."""
+    try:
+        return tight_answer(data, bound, budget)
+    except SolveTimeout:
+        return None
 
 
 def _exact_in_time(data: LoadData, index: ConsumerIndex, start: list[np.ndarray], deadline: float) -> ExactLoad | None:

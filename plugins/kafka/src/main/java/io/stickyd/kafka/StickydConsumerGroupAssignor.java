@@ -42,6 +42,8 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
     public static final String LOAD_TOLERANCE_CONFIG = "stickyd.load.tolerance";
     /** {@code live}: {@code stickyd-load} asks for the partitions' produce rates the service measures. */
     public static final String LOAD_WEIGHTS_CONFIG = "stickyd.load.weights";
+    /** Whether requests go in the compact encoding ({@code compact}, the default) or as {@code json}. */
+    public static final String ENCODING_CONFIG = "stickyd.encoding";
     static final String PATH = "v1/assign/consumer";
 
     private static final Logger LOG = LoggerFactory.getLogger(StickydConsumerGroupAssignor.class);
@@ -57,6 +59,7 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
     private volatile StickydHttpClient client = StickydHttpClient.fromConfig(Map.of(), System.getenv());
     private volatile ObjectNode options;
     private volatile boolean liveWeights;
+    private volatile boolean compactWire = true;
 
     public StickydConsumerGroupAssignor() {
         this(NAME, false);
@@ -80,6 +83,14 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
         client = StickydHttpClient.fromConfig(configs, System.getenv());
         options = options(configs);
         liveWeights = byLoad && liveWeights(configs);
+        Object encoding = configs.get(ENCODING_CONFIG);
+        if (encoding != null && !encoding.toString().isBlank()) {
+            String chosen = encoding.toString().trim();
+            if (!chosen.equals("compact") && !chosen.equals("json")) {
+                throw new IllegalArgumentException(ENCODING_CONFIG + " must be compact or json, got " + encoding);
+            }
+            compactWire = chosen.equals("compact");
+        }
         String described = client.describe() + " with a " + client.timeoutMs() + " ms deadline";
         if (!(name + described).equals(lastConfigured)) {
             lastConfigured = name + described;
@@ -123,6 +134,34 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
         return true;
     }
 
+    /**
+     * The answer of stickyd: in the compact encoding unless configured otherwise, a member has a
+     * rack or the weights are the service's live measurement.
+     */
+    private GroupAssignment ask(StickydHttpClient stickyd, GroupSpec group, SubscribedTopicDescriber topics) throws Exception {
+        long started = System.nanoTime();
+        int limitMs = Math.max(1, stickyd.firstShareMs() / 2);
+        CompactConsumerRequest.Request compact = compactWire && !liveWeights ? CompactConsumerRequest.build(group, topics, limitMs, options) : null;
+        if (compact != null) {
+            long built = System.nanoTime();
+            byte[] answer = stickyd.post(PATH, CompactConsumerRequest.MEDIA_TYPE, compact.body(), compact.length(), metrics::failedOver);
+            long answered = System.nanoTime();
+            GroupAssignment assignment = CompactConsumerAnswer.read(answer, compact, group);
+            if (LOG.isDebugEnabled()) {
+                LOG.debug("stickyd assigned {} members: request {} bytes built in {} ms, answered in {} ms, read in {} ms",
+                    compact.memberIds().size(), compact.length(), (built - started) / 1_000_000,
+                    (answered - built) / 1_000_000, (System.nanoTime() - answered) / 1_000_000);
+            }
+            return assignment;
+        }
+        ConsumerRequestBuilder.Request request = ConsumerRequestBuilder.build(group, topics, limitMs, options);
+        if (liveWeights) {
+            request.body().put("partition_weights", "live");
+        }
+        JsonNode answer = stickyd.post(PATH, request.body(), metrics::failedOver);
+        return ConsumerResponseReader.read(answer, request, group, topics);
+    }
+
     /** How many assignments the uniform fallback has computed in this process ({@code stickyd} and {@code stickyd-load}). */
     public static long fallbacks() {
         return AssignorMetrics.of(NAME, "consumer").fallbacks()
@@ -134,13 +173,7 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
         StickydHttpClient stickyd = client;
         long started = System.nanoTime();
         try {
-            ConsumerRequestBuilder.Request request =
-                ConsumerRequestBuilder.build(group, topics, Math.max(1, stickyd.firstShareMs() / 2), options);
-            if (liveWeights) {
-                request.body().put("partition_weights", "live");
-            }
-            JsonNode answer = stickyd.post(PATH, request.body(), metrics::failedOver);
-            GroupAssignment assignment = ConsumerResponseReader.read(answer, request, group, topics);
+            GroupAssignment assignment = ask(stickyd, group, topics);
             if (metrics.answered(started)) {
                 LOG.info("stickyd at {} answers again; {} assignments were made by the uniform fallback so far",
                     stickyd.describe(), metrics.fallbacks());

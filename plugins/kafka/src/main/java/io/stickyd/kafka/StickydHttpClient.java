@@ -162,15 +162,29 @@ public final class StickydHttpClient {
     }
 
     /**
-     * POSTs {@code body} to {@code path} (relative, e.g. "v1/assign/consumer") and returns the parsed
-     * answer, trying the replicas in turn (class comment); {@code onFailover} runs each time a replica
-     * failed and the next one is asked. Throws {@link Failure} when none answered in time: its cause
-     * is an error status or a body that is not JSON if any replica gave one, else a timeout if any
-     * replica was too slow, else unreachable.
+     * POSTs {@code body} to {@code path} (relative, e.g. "v1/assign/consumer") as JSON and returns the
+     * parsed answer, as {@link #post(String, String, byte[], int, Runnable)} does; an answer that is
+     * not JSON is an invalid answer.
      */
     public JsonNode post(String path, JsonNode body, Runnable onFailover) throws IOException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         byte[] bytes = JSON.writeValueAsBytes(body);
+        byte[] answer = post(path, "application/json", bytes, bytes.length, onFailover);
+        try {
+            return JSON.readTree(answer);
+        } catch (IOException e) {
+            throw new Failure(AssignorMetrics.Cause.INVALID_ANSWER, "stickyd answered no JSON: " + e, e);
+        }
+    }
+
+    /**
+     * POSTs the first {@code length} bytes of {@code body}, of media type {@code contentType}, to
+     * {@code path} and returns the answer's bytes, trying the replicas in turn (class comment);
+     * {@code onFailover} runs each time a replica failed and the next one is asked. Throws
+     * {@link Failure} when none answered in time: its cause is an error status if any replica gave
+     * one, else a timeout if any replica was too slow, else unreachable.
+     */
+    public byte[] post(String path, String contentType, byte[] body, int length, Runnable onFailover) throws IOException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         int first = preferred.get();
         Failure worst = null;
         for (int tried = 0; tried < bases.size(); tried++) {
@@ -183,7 +197,7 @@ public final class StickydHttpClient {
             }
             int index = (first + tried) % bases.size();
             try {
-                JsonNode answer = attempt(bases.get(index), path, bytes, left / (bases.size() - tried));
+                byte[] answer = attempt(bases.get(index), path, contentType, body, length, left / (bases.size() - tried));
                 preferred.set(index);
                 return answer;
             } catch (Failure e) {
@@ -196,11 +210,11 @@ public final class StickydHttpClient {
         throw worst;
     }
 
-    private JsonNode attempt(URI base, String path, byte[] body, long shareNanos) throws Failure {
+    private byte[] attempt(URI base, String path, String contentType, byte[] body, int length, long shareNanos) throws Failure {
         HttpRequest.Builder builder = HttpRequest.newBuilder(base.resolve(path))
             .timeout(Duration.ofNanos(Math.max(1, shareNanos)))
-            .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+            .header("Content-Type", contentType)
+            .POST(HttpRequest.BodyPublishers.ofByteArray(body, 0, length));
         if (token != null) {
             builder.header("Authorization", "Bearer " + token);
         }
@@ -226,10 +240,6 @@ public final class StickydHttpClient {
             throw new Failure(AssignorMetrics.Cause.ERROR_ANSWER, "stickyd at " + base + " answered HTTP "
                 + response.statusCode() + ": " + text.substring(0, Math.min(300, text.length())), null);
         }
-        try {
-            return JSON.readTree(response.body());
-        } catch (IOException e) {
-            throw new Failure(AssignorMetrics.Cause.INVALID_ANSWER, "stickyd at " + base + " answered no JSON: " + e, e);
-        }
+        return response.body();
     }
 }

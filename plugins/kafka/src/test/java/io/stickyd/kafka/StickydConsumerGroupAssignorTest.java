@@ -81,6 +81,7 @@ class StickydConsumerGroupAssignorTest {
         Map<String, Object> configs = new HashMap<>(extra);
         configs.put(StickydHttpClient.URL_CONFIG, "http://127.0.0.1:" + server.getAddress().getPort());
         configs.put(StickydHttpClient.TIMEOUT_MS_CONFIG, "5000");
+        configs.putIfAbsent(StickydConsumerGroupAssignor.ENCODING_CONFIG, "json"); // this stub speaks JSON
         assignor.configure(configs);
         return assignor;
     }

@@ -65,7 +65,9 @@ import org.apache.kafka.coordinator.group.modern.MemberSubscriptionAndAssignment
  * timed call. Each assignor is first called {@code warm-ups} times (fourth argument, default 3) and
  * those calls are not timed, so the JIT has compiled its hot paths (and stickyd's connection is open);
  * then {@code rounds} (third argument, default 1) runs it that often on fresh inputs and reports the
- * fastest.
+ * fastest. With a fifth argument, a folder, each assignor's answer is also written there as
+ * {@code <assignor>.owners}: one big-endian 32-bit member index (-1: nobody) per partition, topics in
+ * the problem's order, partitions in order (so that weights can be summed outside the JVM).
  */
 public final class ConsumerAssignorBench {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -138,10 +140,14 @@ public final class ConsumerAssignorBench {
                 case "cooperative-sticky" -> bench.cooperative(node, warmUps, rounds);
                 case "uniform" -> bench.timed(node, warmUps, rounds, () -> bench.serverSide(new UniformAssignor()));
                 case "range" -> bench.timed(node, warmUps, rounds, () -> bench.serverSide(new RangeAssignor()));
-                case "stickyd-plugin" -> bench.stickyd(node, warmUps, rounds);
+                case "stickyd-plugin" -> bench.stickyd(node, warmUps, rounds, "compact");
+                case "stickyd-plugin-json" -> bench.stickyd(node, warmUps, rounds, "json");
                 default -> throw new IllegalArgumentException("unknown assignor " + name);
             };
             bench.figures(answer, node);
+            if (args.length > 4) {
+                writeOwners(answer, Path.of(args[4], name + ".owners"));
+            }
         }
         System.out.println(JSON.writeValueAsString(out));
     }
@@ -163,10 +169,11 @@ public final class ConsumerAssignorBench {
         return answer;
     }
 
-    /** stickyd's KIP-848 assignor, configured from the environment as a broker without properties is. */
-    private Answer stickyd(ObjectNode node, int warmUps, int rounds) {
+    /** stickyd's KIP-848 assignor, configured from the environment as a broker without properties is,
+     *  sending its requests in {@code encoding} (compact or json). */
+    private Answer stickyd(ObjectNode node, int warmUps, int rounds, String encoding) {
         StickydConsumerGroupAssignor assignor = new StickydConsumerGroupAssignor();
-        assignor.configure(Map.of());
+        assignor.configure(Map.of(StickydConsumerGroupAssignor.ENCODING_CONFIG, encoding));
         for (int w = 0; w < warmUps; w++) {
             serverSide(assignor);
         }
@@ -327,6 +334,12 @@ public final class ConsumerAssignorBench {
         node.put("max_load", Arrays.stream(loads).max().orElse(0));
         node.put("unassigned", count(answer.owner(), -1));
         node.put("duplicated", answer.duplicated());
+    }
+
+    private static void writeOwners(Answer answer, Path file) throws java.io.IOException {
+        ByteBuffer bytes = ByteBuffer.allocate(4 * answer.owner().length);
+        bytes.asIntBuffer().put(answer.owner());
+        Files.write(file, bytes.array());
     }
 
     private static int count(int[] values, int value) {

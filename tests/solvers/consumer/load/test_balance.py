@@ -10,17 +10,25 @@ from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from stickyd.solvers import solve_consumer
 from stickyd.solvers.consumer.load import solve as balanced_solve
+from stickyd.solvers.consumer.load.per_topic_extras import solve_per_topic_extras
+from stickyd.solvers.consumer.load.per_topic_flow import _keep_lowest
 from tests.conftest import assert_valid, expected, load_example
-from tests.solvers.consumer.balance_reference import candidates, load_reference, per_topic_reference, reference_weights
+from tests.solvers.consumer.load.balance_reference import (
+    candidates,
+    load_reference,
+    per_topic_reference,
+    reference_weights,
+)
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-EXAMPLES = Path(__file__).resolve().parents[3] / "service" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[4] / "service" / "examples"
 
 weights = st.one_of(
     st.integers(0, 10),
@@ -118,21 +126,39 @@ def _spread(problem: dict[str, Any], final: dict[str, dict[str, list[int]]]) -> 
     return sum((Fraction(w * w, capacity[m]) for m, w in total.items()), Fraction(0))
 
 
-@pytest.mark.parametrize("path", ["as dispatched", "cp-sat", "flow"])
+@pytest.mark.parametrize("path", ["as dispatched", "extras", "cp-sat", "flow"])
 @SETTINGS
 @given(problem=groups("per_topic"))
 def test_per_topic_levels_equal_the_brute_force_reference(path: str, problem: dict[str, Any]) -> None:
     """Each topic spread floor/ceil, then the fewest squared totals, then the fewest moves, then
-    (racks given) the fewest partitions read off-rack: as dispatched (the flow, CP-SAT for small
-    groups with mixed unit widths or racks), by CP-SAT alone, and by the flow alone (proven where
+    (racks given) the fewest partitions read off-rack: as dispatched (the extras' flow without
+    joins or racks, else the flow, CP-SAT for small groups with mixed unit widths or racks), by
+    the extras' flow where it applies, by CP-SAT alone, and by the full flow alone (proven where
     every member's units are of one width; joins' racks left out)."""
     want = per_topic_reference(problem)
-    if path == "cp-sat":
-        with patch.object(balanced_solve, "member_unit_widths", lambda index: ({}, False)):
+    if path == "extras":
+        assume("partition_racks" not in problem and "copartitioned" not in problem)
+        calls: list[object] = []
+
+        def counted(*args: Any) -> Any:
+            calls.append(args)
+            return solve_per_topic_extras(*args)
+
+        with patch.object(balanced_solve, "solve_per_topic_extras", counted):
+            solution = solve_consumer(problem)
+        assert len(calls) == 1
+    elif path == "cp-sat":
+        with (
+            patch.object(balanced_solve, "member_unit_widths", lambda index: ({}, False)),
+            patch.object(balanced_solve, "fits_extras", lambda index: False),
+        ):
             solution = solve_consumer(problem)
         assert solution.stats.solver == "cp-sat"
     elif path == "flow":
-        with patch.object(balanced_solve, "PER_TOPIC_MAX_PAIRS", 0):
+        with (
+            patch.object(balanced_solve, "PER_TOPIC_MAX_PAIRS", 0),
+            patch.object(balanced_solve, "fits_extras", lambda index: False),
+        ):
             solution = solve_consumer(problem)
         assert solution.stats.solver == "min-cost-flow"
         assume(solution.stats.optimal)
@@ -373,3 +399,23 @@ def test_balanced_modes_keep_a_short_time_limit(balance: str) -> None:
     solution = solve_consumer(problem)
     assert_valid(problem, solution)
     assert solution.stats.time_ms < 50 + 150
+
+
+@SETTINGS
+@given(st.data())
+def test_per_topic_dealing_keeps_each_claimants_lowest_units(data: st.DataObject) -> None:
+    """The flow's kept counts become units: per (claimant, rack signature), its lowest-numbered
+    units, as a plain loop over the keep arcs deals them."""
+    n, members, signatures = data.draw(st.integers(0, 40)), data.draw(st.integers(1, 5)), data.draw(st.integers(1, 3))
+    claimant = np.array(data.draw(st.lists(st.integers(-1, members - 1), min_size=n, max_size=n)), dtype=np.int64)
+    sig = np.array(data.draw(st.lists(st.integers(0, signatures - 1), min_size=n, max_size=n)), dtype=np.int64)
+    eligible = np.arange(members, dtype=np.int64) * 7 + 3
+    claimed = claimant >= 0
+    pairs, counts = np.unique(np.stack([claimant[claimed], sig[claimed]]), axis=1, return_counts=True)
+    kept = np.array([data.draw(st.integers(0, c)) for c in counts.tolist()], dtype=np.int64)
+    want = np.full(n, -1, dtype=np.int64)
+    for row, pool, count in zip(pairs[0].tolist(), pairs[1].tolist(), kept.tolist(), strict=True):
+        want[np.flatnonzero((claimant == row) & (sig == pool))[:count]] = eligible[row]
+    got = np.full(n, -1, dtype=np.int64)
+    _keep_lowest(got, claimant, sig, kept, eligible)
+    assert got.tolist() == want.tolist()

@@ -1,0 +1,156 @@
+"""The KIP-848 plug-in's assign() end to end (compact encoding, and JSON) beside Kafka's
+UniformAssignor warm, on identical instances; the service alone on the compact body and on JSON;
+the bytes on the wire.
+
+    python -m bench.wire.plugin_wire                       # 10,000 x 1,000 and 1,000,000 x 2,000
+    python -m bench.wire.plugin_wire --quick               # 10,000 x 1,000, one layout, fewer rounds
+    python -m bench.wire.plugin_wire --sizes 2000x100      # any sizes (P x M), nothing written
+
+Instances: `bench.layouts.kafka_like_problem`, equal and unequal subscriptions, a member leaves /
+joins / partitions are added, previous owners as Kafka's range and round-robin assignments leave
+them and as a sticky history with 3% noise (`--layouts`).
+
+- Kafka UniformAssignor and the plug-in: plugins/kafka's test class `ConsumerAssignorBench` (built
+  by `mvn package`), one JVM per instance, warm (3 untimed calls at 10k, 1 at 1M), the faster of
+  `--rounds` timed calls. The plug-in's time is `StickydConsumerGroupAssignor.assign()` against a
+  warm `stickyd serve` (one solver process) on loopback: building the request, HTTP, the service,
+  reading and checking the answer. Ratio: plug-in (compact) over UniformAssignor.
+- service alone: the same request POSTed by this process to the same service, as the compact body
+  and as JSON, the faster of `--rounds`; bytes: request and answer sizes in each encoding.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench.kafka_assignors import LARGE, Outcome, run_kafka, stickyd_env
+from bench.layouts import EVENTS, SHAPES, contract_json_bytes, kafka_like_problem, write_problem_json
+from bench.results import write_section
+from stickyd.cli.child_service import running_service
+from stickyd.models.consumer.compact import MEDIA_TYPE
+from stickyd.models.consumer.compact_codec import encode_request
+
+SIZES = [(10_000, 1_000), (1_000_000, 2_000)]
+LAYOUTS = ("range", "roundrobin", "sticky")
+ASSIGNORS = ("uniform", "stickyd-plugin", "stickyd-plugin-json")
+TITLE = "The plug-in's wire: compact encoding against JSON and UniformAssignor (`python -m bench.wire.plugin_wire`)"
+HEADER = (
+    "| size (P x M) | subscriptions | layout | event | Uniform s | plug-in s | ratio | plug-in JSON s "
+    "| service compact / JSON s | request compact / JSON | answer compact / JSON | moves U / s | min/max U / s "
+    "| notes |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"
+)
+
+
+def service_alone(url: str, body: bytes, media_type: str, rounds: int) -> tuple[float, int]:
+    """The fastest of `rounds` POSTs of `body` (seconds) and the answer's size."""
+    best, size = float("inf"), 0
+    with httpx.Client(timeout=120) as client:
+        for _ in range(rounds):
+            started = time.perf_counter()
+            answer = client.post(f"{url}/v1/assign/consumer", content=body, headers={"content-type": media_type})
+            best = min(best, time.perf_counter() - started)
+            answer.raise_for_status()
+            size = len(answer.content)
+    return best, size
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1e6:.2f} MB" if size >= 100_000 else f"{size / 1e3:.1f} kB"
+
+
+def _seconds(outcome: Outcome) -> str:
+    return "-" if outcome.seconds is None else f"{outcome.seconds:.3f}"
+
+
+def _figures(outcome: Outcome, keys: tuple[str, ...]) -> str:
+    f = outcome.figures
+    return "-" if f is None else "/".join(f"{f[k]:,}" for k in keys)
+
+
+def one_row(label: tuple[str, str, str, str], problem: dict[str, Any], tmp: Path, args: argparse.Namespace) -> str:
+    size, shape, layout, event = label
+    partitions = sum(problem["topics"].values())
+    json_body = contract_json_bytes(problem)
+    compact_body = encode_request(problem)
+    problem_file = write_problem_json(problem, tmp / "problem.json")
+    env = {"STICKYD_URL": args.url, "STICKYD_TIMEOUT_MS": str(args.timeout_ms)}
+    out = run_kafka(problem_file, list(ASSIGNORS), large=partitions >= LARGE, cap_s=args.cap_s, env=env)
+    uniform, plugin, plugin_json = (out[a] for a in ASSIGNORS)
+    alone_compact, answer_compact = service_alone(args.url, compact_body, MEDIA_TYPE, args.rounds)
+    alone_json, answer_json = service_alone(args.url, json_body, "application/json", args.rounds)
+    ratio = "-"
+    if plugin.seconds and uniform.seconds:
+        ratio = f"{plugin.seconds / uniform.seconds:.1f}x"
+    notes = "; ".join(n for n in (plugin.note, plugin_json.note, uniform.note) if n)
+    return (
+        f"| {size} | {shape} | {layout} | {event} | {_seconds(uniform)} | {_seconds(plugin)} | {ratio} "
+        f"| {_seconds(plugin_json)} | {alone_compact:.3f} / {alone_json:.3f} "
+        f"| {_mb(len(compact_body))} / {_mb(len(json_body))} | {_mb(answer_compact)} / {_mb(answer_json)} "
+        f"| {_figures(uniform, ('moves',))} / {_figures(plugin, ('moves',))} "
+        f"| {_figures(uniform, ('min_load', 'max_load'))} / {_figures(plugin, ('min_load', 'max_load'))} | {notes} |"
+    )
+
+
+def _sizes(args: argparse.Namespace) -> list[tuple[int, int]]:
+    if args.sizes:
+        return [(int(p), int(m)) for p, m in (s.split("x") for s in args.sizes.split(","))]
+    return SIZES[:1] if args.quick else SIZES
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="10,000 x 1,000, the sticky layout, one round")
+    parser.add_argument("--sizes", default="", help="comma-separated P x M, e.g. 2000x100 (nothing is written)")
+    parser.add_argument("--layouts", default=",".join(LAYOUTS))
+    parser.add_argument("--events", default=",".join(EVENTS))
+    parser.add_argument("--rounds", type=int, default=3, help="timed calls per assignor (the fastest counts)")
+    parser.add_argument("--cap-s", type=float, default=300.0)
+    parser.add_argument("--time-limit-ms", type=int, default=10_000, help="the plug-in's deadline is twice this")
+    args = parser.parse_args()
+    layouts = ["sticky"] if args.quick else args.layouts.split(",")
+    rounds = 1 if args.quick else args.rounds
+    args.rounds = rounds
+    print(HEADER, flush=True)
+    rows: list[str] = []
+    load_before = os.getloadavg()[0]
+    with (
+        tempfile.TemporaryDirectory(prefix="plugin-wire-") as tmp,
+        running_service({"STICKYD_WORKERS": "1"}) as service,
+    ):
+        stickyd_env(service, args.time_limit_ms)  # one request solved first: the service is warm
+        args.url, args.timeout_ms = service.url, 2 * args.time_limit_ms
+        for partitions, members in _sizes(args):
+            for shape in SHAPES:
+                for layout in layouts:
+                    for event in args.events.split(","):
+                        problem = kafka_like_problem(partitions, members, layout=layout, shape=shape, event=event)
+                        problem["options"] = {"time_limit_ms": args.time_limit_ms}
+                        label = (f"{partitions:,} x {members:,}", shape, layout, event)
+                        rows.append(one_row(label, problem, Path(tmp), args))
+                        print(rows[-1], flush=True)
+    if args.sizes:
+        return
+    write_section(
+        TITLE,
+        "\n".join(
+            [
+                f"1-minute load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end.",
+                "",
+                __doc__.split("\n\n", 2)[2].strip(),
+                "",
+                HEADER,
+                *rows,
+            ]
+        ),
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,215 @@
+package io.stickyd.kafka;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
+import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
+import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
+import org.apache.kafka.coordinator.group.modern.Assignment;
+import org.apache.kafka.coordinator.group.modern.GroupSpecImpl;
+import org.apache.kafka.coordinator.group.modern.MemberSubscriptionAndAssignmentImpl;
+import org.junit.jupiter.api.Test;
+
+/** The compact encoding's writer and reader (docs/wire-format.md, "The compact encoding"). */
+class CompactCodecTest {
+    private static final Uuid ORDERS = new Uuid(7L, 1L);
+    private static final Uuid CLICKS = new Uuid(7L, 3L);
+    private static final SubscribedTopicDescriber TOPICS = new SubscribedTopicDescriber() {
+        @Override
+        public int numPartitions(Uuid topicId) {
+            return topicId.equals(ORDERS) ? 6 : topicId.equals(CLICKS) ? 2 : -1;
+        }
+
+        @Override
+        public Set<String> racksForPartition(Uuid topicId, int partition) {
+            return Set.of();
+        }
+    };
+
+    /** a owns orders 0-2 (subscribed to orders), b owns orders 3, 5 and clicks 0 (subscribed to both). */
+    private static GroupSpec group() {
+        Map<String, MemberSubscriptionAndAssignmentImpl> members = Map.of(
+            "a", new MemberSubscriptionAndAssignmentImpl(Optional.empty(), Optional.empty(), Set.of(ORDERS),
+                new Assignment(Map.of(ORDERS, Set.of(2, 0, 1)))),
+            "b", new MemberSubscriptionAndAssignmentImpl(Optional.empty(), Optional.empty(), Set.of(ORDERS, CLICKS),
+                new Assignment(Map.of(ORDERS, Set.of(5, 3), CLICKS, Set.of(0)))));
+        return new GroupSpecImpl(members, SubscriptionType.HETEROGENEOUS, Map.of());
+    }
+
+    private static CompactConsumerRequest.Request request() {
+        return CompactConsumerRequest.build(group(), TOPICS, 500, StickydHttpClient.JSON.createObjectNode());
+    }
+
+    @Test
+    void theRequestListsMembersSortedTopicsOnceAndTheCurrentAssignmentAsOneOwnerPerPartition() {
+        CompactConsumerRequest.Request request = request();
+        assertEquals(List.of("a", "b"), request.memberIds());
+        assertEquals(List.of(ORDERS, CLICKS), request.topicIds()); // first seen: a reads orders only
+        Msgpack.Reader in = new Msgpack.Reader(request.body(), CompactConsumerRequest.MAGIC.length);
+        Map<String, Object> seen = new HashMap<>();
+        for (int fields = in.map(); fields > 0; fields--) {
+            String key = in.str();
+            if (key.equals("owned") || key.equals("owners")) {
+                seen.put(key, in.int32s());
+            } else if (key.equals("members")) {
+                int n = in.array();
+                for (int m = 0; m < n; m++) {
+                    assertEquals(2, in.array());
+                    assertEquals(request.memberIds().get(m), in.str());
+                    in.integer();
+                }
+                seen.put(key, n);
+            } else {
+                in.skip();
+                seen.put(key, null);
+            }
+        }
+        assertEquals(Set.of("topics", "subscriptions", "members", "owned", "owners", "options"), seen.keySet());
+        assertArrayEquals(new int[] {0, 0, 0, 1, -1, 1, 1, -1}, (int[]) seen.get("owners"));
+        assertArrayEquals(new int[0], (int[]) seen.get("owned"));
+    }
+
+    private static byte[] answer(int[] owners, int... unchanged) {
+        Msgpack.Writer out = new Msgpack.Writer().bytes(CompactConsumerRequest.MAGIC).map(4);
+        out.str("assignment").int32s(owners, owners.length);
+        out.str("unchanged").array(unchanged.length);
+        for (int m : unchanged) {
+            out.integer(m);
+        }
+        out.str("target").nil();
+        out.str("stats").map(1).str("optimal").bool(true);
+        return out.toByteArray();
+    }
+
+    @Test
+    void anUnchangedMemberGetsBackItsOwnMapAndTheOthersTheirRuns() {
+        GroupSpec group = group();
+        GroupAssignment got = CompactConsumerAnswer.read(answer(new int[] {0, 0, 0, 1, 1, 1, 1, 1}, 0), request(), group);
+        assertSame(group.memberAssignment("a").partitions(), got.members().get("a").partitions());
+        assertEquals(Map.of(ORDERS, Set.of(3, 4, 5), CLICKS, Set.of(0, 1)), got.members().get("b").partitions());
+    }
+
+    @Test
+    void aWrongAnswerIsRefused() {
+        CompactConsumerRequest.Request request = request();
+        Map<String, byte[]> wrong = new HashMap<>();
+        wrong.put("a partition left out", answer(new int[] {0, 0, 0, 1, -1, 1, 1, 1}, 0));
+        wrong.put("a member index out of range", answer(new int[] {0, 0, 0, 1, 2, 1, 1, 1}, 0));
+        wrong.put("an unsubscribed topic", answer(new int[] {0, 0, 1, 1, 1, 1, 0, 1}));
+        wrong.put("an unchanged member given more", answer(new int[] {0, 0, 0, 0, 1, 1, 1, 1}, 0));
+        wrong.put("an unchanged member given less", answer(new int[] {0, 0, 1, 1, 1, 1, 1, 1}, 0));
+        wrong.put("an unchanged index out of range", answer(new int[] {0, 0, 0, 1, 1, 1, 1, 1}, 5));
+        wrong.put("the wrong length", answer(new int[] {0, 0, 0, 1, 1, 1, 1}, 0));
+        byte[] good = answer(new int[] {0, 0, 0, 1, 1, 1, 1, 1}, 0);
+        wrong.put("truncated", Arrays.copyOf(good, good.length - 3));
+        wrong.put("not compact", "{}".getBytes());
+        for (Map.Entry<String, byte[]> answer : wrong.entrySet()) {
+            assertThrows(IllegalStateException.class, () -> CompactConsumerAnswer.read(answer.getValue(), request, group()),
+                answer.getKey());
+        }
+    }
+
+    @Test
+    void setsThisAssignorAnsweredWithAreReadBackByTheirRuns() {
+        Map<String, MemberSubscriptionAndAssignmentImpl> members = Map.of(
+            "a", new MemberSubscriptionAndAssignmentImpl(Optional.empty(), Optional.empty(), Set.of(ORDERS),
+                new Assignment(Map.of(ORDERS, new IntRunsSet(new int[] {0, 4}, new int[] {2, 1})))),
+            "b", new MemberSubscriptionAndAssignmentImpl(Optional.empty(), Optional.empty(), Set.of(ORDERS, CLICKS),
+                new Assignment(Map.of(ORDERS, new IntRunsSet(new int[] {1, 2}, new int[] {1, 2})))));
+        GroupSpec group = new GroupSpecImpl(members, SubscriptionType.HETEROGENEOUS, Map.of());
+        CompactConsumerRequest.Request request =
+            CompactConsumerRequest.build(group, TOPICS, 500, StickydHttpClient.JSON.createObjectNode());
+        // a holds 0, 1, 4; b claims 1 too (a run), and 2, 3
+        assertArrayEquals(new int[] {0, 0, 1, 1, 0, -1, -1, -1}, request.claims().owners());
+        assertArrayEquals(new boolean[] {true, false}, request.claims().exact());
+        GroupAssignment got = CompactConsumerAnswer.read(answer(new int[] {0, 0, 1, 1, 0, 1, 1, 1}, 0), request, group);
+        assertSame(group.memberAssignment("a").partitions(), got.members().get("a").partitions());
+        assertEquals(Map.of(ORDERS, Set.of(2, 3, 5), CLICKS, Set.of(0, 1)), got.members().get("b").partitions());
+    }
+
+    @Test
+    void aSubscriptionSetIsReadByIterationNotBySize() {
+        // as the coordinator's view of a subscription to a topic its metadata does not hold yet
+        Set<Uuid> counted = new java.util.AbstractSet<>() {
+            @Override
+            public java.util.Iterator<Uuid> iterator() {
+                return java.util.Collections.emptyIterator();
+            }
+
+            @Override
+            public int size() {
+                return 1;
+            }
+        };
+        Map<String, MemberSubscriptionAndAssignmentImpl> members = Map.of(
+            "a", new MemberSubscriptionAndAssignmentImpl(Optional.empty(), Optional.empty(), counted,
+                new Assignment(Map.of())));
+        CompactConsumerRequest.Request request = CompactConsumerRequest.build(
+            new GroupSpecImpl(members, SubscriptionType.HOMOGENEOUS, Map.of()), TOPICS, 500,
+            StickydHttpClient.JSON.createObjectNode());
+        Msgpack.Reader in = new Msgpack.Reader(request.body(), CompactConsumerRequest.MAGIC.length);
+        for (int fields = in.map(); fields > 0; fields--) {
+            if (in.str().equals("subscriptions")) {
+                assertEquals(1, in.array());
+                assertEquals(0, in.array(), "an empty subscription, no topic index");
+            } else {
+                in.skip();
+            }
+        }
+    }
+
+    @Test
+    void runsAreASetOfPartitionsEqualToAnyOther() {
+        IntRunsSet runs = new IntRunsSet(new int[] {0, 4, 9}, new int[] {2, 3, 1});
+        assertEquals(Set.of(0, 1, 4, 5, 6, 9), runs);
+        assertEquals(runs, Set.of(0, 1, 4, 5, 6, 9));
+        assertEquals(Set.of(0, 1, 4, 5, 6, 9).hashCode(), runs.hashCode());
+        assertTrue(runs.contains(6) && !runs.contains(7) && !runs.contains(3) && !runs.contains(-1));
+        assertArrayEquals(new Object[] {0, 1, 4, 5, 6, 9}, runs.toArray());
+    }
+
+    @Test
+    void theAssignorSendsTheCompactEncodingAndReadsItsAnswer() throws IOException {
+        AtomicReference<String> contentType = new AtomicReference<>();
+        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/v1/assign/consumer", exchange -> {
+            contentType.set(exchange.getRequestHeaders().getFirst("Content-Type"));
+            exchange.getRequestBody().readAllBytes();
+            byte[] body = answer(new int[] {0, 0, 0, 1, 1, 1, 1, 1}, 0);
+            exchange.getResponseHeaders().add("Content-Type", CompactConsumerRequest.MEDIA_TYPE);
+            exchange.sendResponseHeaders(200, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        server.start();
+        try {
+            StickydConsumerGroupAssignor assignor = new StickydConsumerGroupAssignor();
+            assignor.configure(Map.of(StickydHttpClient.URL_CONFIG, "http://127.0.0.1:" + server.getAddress().getPort(),
+                StickydHttpClient.TIMEOUT_MS_CONFIG, "5000"));
+            long fallbacks = StickydConsumerGroupAssignor.fallbacks();
+            GroupAssignment got = assignor.assign(group(), TOPICS);
+            assertEquals(fallbacks, StickydConsumerGroupAssignor.fallbacks());
+            assertEquals(CompactConsumerRequest.MEDIA_TYPE, contentType.get());
+            assertEquals(Map.of(ORDERS, Set.of(3, 4, 5), CLICKS, Set.of(0, 1)), got.members().get("b").partitions());
+        } finally {
+            server.stop(0);
+        }
+    }
+}

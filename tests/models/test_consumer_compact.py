@@ -1,0 +1,156 @@
+"""The compact consumer encoding (models/consumer/compact.py, solvers/consumer/answer_compact.py):
+every bad compact body gets a 422 naming the field, and on random problems the compact request
+gets the same answer as the same request in JSON (the answer read back from its runs and its
+`unchanged` members)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from stickyd.models.consumer.compact import MAGIC
+from stickyd.models.consumer.compact_codec import decode_answer, encode_request
+from stickyd.service.processes.solve_job import Limits, run_job
+
+LIMITS = Limits(max_partitions=100_000, max_members=1_000, default_time_limit_ms=2_000, max_time_limit_ms=10_000)
+
+
+def _runs(*rows: tuple[int, int, int, int]) -> bytes:
+    return np.array(rows, dtype="<i4").reshape(-1, 4).tobytes()
+
+
+GOOD: dict[str, Any] = {
+    "topics": [["t", 6], ["u", 2]],
+    "subscriptions": [[0], [0, 1]],
+    "members": [["m1", 0, 3], ["m2", 1], ["m3", 1]],
+    "owned": _runs((0, 0, 0, 3), (1, 0, 3, 3), (1, 1, 0, 2)),
+    "options": {"time_limit_ms": 1000},
+}
+
+
+def _body(**changes: Any) -> bytes:
+    return MAGIC + msgspec.msgpack.encode({**GOOD, **changes})
+
+
+BAD = [
+    (_body()[:-5], "body", "truncated"),
+    (MAGIC + b"\x01", "body", "Expected `object`"),
+    (_body(extra=1), "body", "unknown field `extra`"),
+    (_body(topics=[["t", 6], ["t", 2]]), "topics[1].name", "duplicate topic 't'"),
+    (_body(topics=[["t", "6"], ["u", 2]]), "topics[0].partitions", "Expected `int`"),
+    (_body(topics=[["t", -1], ["u", 2]]), "topics[0].partitions", "not a partition count"),
+    (_body(subscriptions=[[0, 7]]), "subscriptions[0][1]", "topic index 7 out of range"),
+    (_body(members=[["m1", "x"]]), "members[0].subscription", "Expected `int`"),
+    (_body(members=[["m1", 0], ["m2", 2]]), "members[1].subscription", "subscription index 2 out of range"),
+    (_body(members=[["m1", 0], ["m1", 1]]), "members[1].id", "duplicate member id"),
+    (_body(members=[["m1", 0, -7], ["m2", 1], ["m3", 1]]), "members[0].generation", "greater than or equal to -1"),
+    (_body(owned=b"123"), "owned", "not a whole number of runs"),
+    (_body(owned=_runs((5, 0, 0, 1))), "owned[0].member", "member index 5 out of range"),
+    (_body(owned=_runs((0, 0, 0, 1), (0, 9, 0, 1))), "owned[1].topic", "unknown topic index 9"),
+    (_body(owned=_runs((0, 0, -2, 1))), "owned[0].first", "negative"),
+    (_body(owned=_runs((0, 0, 0, 0))), "owned[0].count", "at least 1"),
+    (_body(owned=_runs((0, 0, 5, 3))), "owned[0]", "partitions 5..7 out of range (t has 6 partitions)"),
+    (_body(options={"strategy": "fastest"}), "options.strategy", ""),
+    (_body(owners=b"\0" * 12), "owners", "12 bytes, but the topics have 8 partitions"),
+    (
+        _body(owners=np.array([0, 0, 0, 1, 1, 7, 1, 1], dtype="<i4").tobytes()),
+        "owners[5]",
+        "member index 7 out of range",
+    ),
+    (_body(owners=np.array([0, 0, 0, 1, 1, 1, 1, -2], dtype="<i4").tobytes()), "owners[7]", "u partition 1"),
+]
+
+
+@pytest.mark.parametrize(("body", "field", "reason"), BAD)
+def test_a_bad_compact_body_is_a_422_naming_the_field(body: bytes, field: str, reason: str) -> None:
+    result = run_job("consumer", body, LIMITS)
+    answer = json.loads(result.body)
+    assert (result.status, answer["field"]) == (422, field), answer
+    assert reason in answer["reason"]
+
+
+def test_an_oversized_compact_request_is_a_413_before_its_claims_are_expanded() -> None:
+    body = _body(topics=[["t", 2_000_000_000], ["u", 2]], owned=_runs((0, 0, 0, 2_000_000_000)))
+    result = run_job("consumer", body, LIMITS)
+    assert (result.status, json.loads(result.body)["field"]) == (413, "topics")
+
+
+def test_the_answer_lists_unchanged_members_instead_of_their_partitions() -> None:
+    result = run_job("consumer", _body(), LIMITS)
+    assert result.status == 200 and result.body.startswith(MAGIC)
+    answer = msgspec.msgpack.decode(result.body[len(MAGIC) :])
+    assert answer["unchanged"] == [0]  # m1 keeps t 0-2
+    owner = np.frombuffer(answer["assignment"], dtype="<i4").tolist()
+    assert owner[:3] == [0, 0, 0] and owner[6:] == [1, 1]  # t 0-5, then u 0-1
+    assert sorted(owner[3:6]) == [1, 2, 2]  # m2 keeps one of t 3-5 and u; m3 takes two
+
+
+def test_dense_owners_and_runs_claim_alike() -> None:
+    """The same claims sent as the dense `owners` array (one member index per partition) and as
+    runs get the same answer."""
+    owners = np.array([0, 0, 0, 1, 1, 1, 1, 1], dtype="<i4").tobytes()
+    by_runs = run_job("consumer", _body(), LIMITS)
+    by_owners = run_job("consumer", _body(owned=b"", owners=owners), LIMITS)
+    halves = run_job(
+        "consumer", _body(owned=_runs((1, 0, 3, 3), (1, 1, 0, 2)), owners=owners[:12] + bytes([255]) * 20), LIMITS
+    )
+    strip = lambda body: {k: v for k, v in msgspec.msgpack.decode(body[len(MAGIC) :]).items() if k != "stats"}  # noqa: E731
+    assert strip(by_runs.body) == strip(by_owners.body) == strip(halves.body)
+
+
+def _normal(maps: dict[str, dict[str, list[int]]] | None) -> dict[str, dict[str, list[int]]] | None:
+    if maps is None:
+        return None
+    return {m: {t: sorted(p) for t, p in per.items() if p} for m, per in maps.items() if any(per.values())}
+
+
+@st.composite
+def problems(draw: st.DrawFn) -> dict[str, Any]:
+    topics = {f"t{i}": draw(st.integers(1, 12)) for i in range(draw(st.integers(1, 4)))}
+    names = list(topics)
+    members = []
+    for m in range(draw(st.integers(1, 6))):
+        subscribed = draw(st.lists(st.sampled_from(names), min_size=1, max_size=len(names), unique=True))
+        owned = {
+            t: draw(st.lists(st.integers(0, topics[t] - 1), max_size=topics[t], unique=True))
+            for t in draw(st.lists(st.sampled_from(names), max_size=len(names), unique=True))
+        }
+        member: dict[str, Any] = {"id": f"c{draw(st.integers(0, 99))}-{m}", "topics": subscribed, "owned": owned}
+        if draw(st.booleans()):
+            member["generation"] = draw(st.integers(-1, 3))
+        members.append(member)
+    options = {
+        "protocol": draw(st.sampled_from(["eager", "cooperative"])),
+        "strategy": draw(st.sampled_from(["optimal", "optimal", "sticky", "range"])),
+        "balance": draw(st.sampled_from(["count", "count", "per_topic"])),
+    }
+    return {"topics": topics, "members": members, "options": options}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems())
+def test_compact_and_json_requests_get_the_same_answer(request: dict[str, Any]) -> None:
+    by_json = run_job("consumer", json.dumps(request).encode(), LIMITS)
+    by_compact = run_job("consumer", encode_request(request), LIMITS)
+    assert by_json.status == by_compact.status == 200, (by_json.body, by_compact.body)
+    expected = json.loads(by_json.body)
+    got = decode_answer(by_compact.body, request)
+    for field in ("assignment", "revoke", "target"):
+        assert _normal(got[field]) == _normal(expected[field]), field
+    assert {t: sorted(p) for t, p in got["unassigned"].items()} == expected["unassigned"]
+    expected["stats"].pop("time_ms"), got["stats"].pop("time_ms")
+    assert got["stats"] == expected["stats"]
+
+
+@pytest.mark.parametrize("limit_ms", [1, 127, 250, 1000, 65_535, 600_000])
+def test_the_web_process_reads_a_compact_bodys_time_limit_without_decoding_it(limit_ms: int) -> None:
+    from stickyd.service.http.answering import time_limit_hint_ms
+
+    assert time_limit_hint_ms(_body(options={"time_limit_ms": limit_ms})) == limit_ms
+    assert time_limit_hint_ms(_body(options={})) is None
