@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict
 
 Partitions = dict[str, list[int]]
@@ -36,6 +38,43 @@ class ClusterMember(_Answer):
     generation: int | None = None
     rack: str | None = None
     instance_id: str | None = None
+    partitions: int = 0
+    """how many partitions the member owns now (its `assignment`)."""
+    load: int = 0
+    """records/s into the partitions it owns now, weighed as `partition_weights: "live"` weighs them."""
+
+
+class Bottleneck(_Answer):
+    """The busiest member: by count, the most partitions one member owns; by load, the most records/s."""
+
+    count: int
+    load: int
+
+
+class StickydAnswer(_Answer):
+    """stickyd's answer (strategy `optimal`) to the group as it is, with one `balance`; stored nowhere."""
+
+    balance: Literal["count", "load"]
+    bottleneck: Bottleneck
+    moves: int
+    """partitions that would change owner."""
+    solver: str
+    optimal: bool
+    fallback: bool
+    time_ms: float
+    members: dict[str, Bottleneck]
+    """member id -> the partitions and records/s it would own."""
+
+
+class ClusterComparison(_Answer):
+    """How far the group is from what stickyd would give: its bottleneck now beside stickyd's answers."""
+
+    sampled_at: float | None
+    """Unix time of the watcher's sample the weights come from."""
+    by_count: StickydAnswer | None = None
+    by_load: StickydAnswer | None = None
+    reason: str | None = None
+    """why an answer is missing (no subscribed topic, the solver refused, no solver process free)."""
 
 
 class ClusterGroup(_Answer):
@@ -53,6 +92,14 @@ class ClusterGroup(_Answer):
     """topic -> records/s per partition, as the watcher measured them (null: no rate yet)."""
     total_rate: int
     """records/s into every partition of the topics the group reads."""
+    kind: str = "classic"
+    """the group type Kafka reports: `classic` or `consumer` (KIP-848)."""
+    generation: int | None = None
+    """KIP-848: the group epoch; classic: the highest generation its members' subscriptions name
+    (null when none names one)."""
+    bottleneck: Bottleneck | None = None
+    """the busiest member now."""
+    stickyd: ClusterComparison | None = None
 
 
 class ClusterGroups(_Answer):

@@ -193,3 +193,6 @@ WATCH_STOP_S = 15.0
 """How long shutting the service down waits for the watcher's thread (a request in flight finishes)."""
 SNAPSHOT_RATE_WINDOW_S = 5.0
 """`stickyd snapshot`: the default time between its two readings of the end offsets."""
+WATCH_COMPARE_TIME_LIMIT_MS = 300
+"""GET /v1/cluster/groups: the time limit of each of the two what-if solves (balance count, balance
+load) stickyd runs per watched group; an answer is kept until the next sample or a changed assignment."""

@@ -148,26 +148,88 @@
       }
       return failed(error, "the watched cluster");
     }
-    const heads = ["group", "protocol", "state", "assignor", "members", "lag", "records/s"];
+    const heads = ["group", "kind", "state", "assignor", "members", "generation", "lag", "records/s",
+      "most partitions: now / stickyd", "most records/s: now / stickyd", "moves"];
     const table = h("table", { id: "cluster-groups" },
       h("thead", {}, h("tr", {}, heads.map((name, i) => h("th", { class: i > 3 ? "num" : "" }, name)))),
       h("tbody", {}, cluster.groups.map(clusterRow)));
     put(main, h("h1", {}, "Cluster ", h("span", { class: "muted" }, cluster.bootstrap_servers)),
       cluster.groups.length ? h("div", { class: "card scroll-x" }, table)
         : h("p", { class: "muted", id: "no-cluster-groups" }, "No consumer group with members."),
+      h("p", { class: "muted" }, "stickyd: its answer (optimal) to the group as it is, balancing by count and by load ",
+        "(records/s measured by the service); nothing is stored. Moves: partitions its load answer would hand over."),
       cluster.skipped.length ? h("p", { class: "muted" }, `Not shown: ${cluster.skipped.join("; ")}`) : null);
     ready("cluster");
   }
 
+  // "now / stickyd's", stickyd's marked better when lower
+  function versus(now, then, key) {
+    if (!now) return h("td", { class: "num" }, "-");
+    const answer = then ? fmt(then.bottleneck[key]) : "-";
+    const better = then && then.bottleneck[key] < now[key] ? "better" : "";
+    return h("td", { class: "num", "data-figure": key }, `${fmt(now[key])} / `, h("span", { class: better }, answer));
+  }
+
   function clusterRow(group) {
-    const members = group.members.map((m) => {
-      const parts = sum(Object.values(m.assignment).map((p) => p.length));
-      return h("li", { "data-member": m.client_id }, `${m.client_id} (${m.host}): ${parts} partitions`);
-    });
+    const members = group.members.map((m) => h("li", { "data-member": m.client_id }, `${m.client_id} (${m.host}): ${m.partitions} partitions`));
+    const cmp = group.stickyd || {};
     return h("tr", { "data-cluster-group": group.group_id },
-      h("td", {}, group.group_id), h("td", {}, group.protocol), h("td", {}, group.state), h("td", {}, group.assignor),
+      h("td", {}, h("a", { href: `#/cluster/${enc(group.group_id)}` }, group.group_id)), h("td", {}, group.kind),
+      h("td", {}, group.state), h("td", {}, group.assignor),
       h("td", { class: "num" }, fmt(group.members.length), h("ul", { class: "members" }, members)),
-      num(group.total_lag), num(group.total_rate));
+      num(group.generation === null ? "-" : group.generation), num(group.total_lag), num(group.total_rate),
+      versus(group.bottleneck, cmp.by_count, "count"), versus(group.bottleneck, cmp.by_load, "load"),
+      num(cmp.by_load ? cmp.by_load.moves : cmp.reason || "-"));
+  }
+
+  // ---- one group of the watched cluster (GET /v1/cluster/groups/{id}) ----------------------
+
+  async function showClusterGroup(id) {
+    let group;
+    try {
+      group = await api(`/v1/cluster/groups/${enc(id)}`);
+    } catch (error) {
+      return failed(error, `group ${id} of the watched cluster`);
+    }
+    const ids = group.members.map((m) => m.member_id);
+    const label = new Map(group.members.map((m) => [m.member_id, `${m.client_id} ${m.member_id.slice(0, 6)}`]));
+    const bars = (value) => ids.map((m) => ({ label: label.get(m), value: value(m), extra: 0, cls: "" }));
+    const byId = new Map(group.members.map((m) => [m.member_id, m]));
+    const fact = (term, value, factId) => h("div", {}, h("dt", {}, term), h("dd", { id: factId }, value));
+    const cmp = group.stickyd || {};
+    const countAnswer = cmp.by_count ? cmp.by_count.members : null;
+    const loadAnswer = cmp.by_load ? cmp.by_load.members : null;
+    put(main, h("h1", {}, `Consumer group ${group.group_id} `, h("span", { class: "muted" }, "(watched cluster)")),
+      h("div", { class: "card" }, h("dl", { class: "facts" },
+        fact("kind", group.kind, "fact-kind"), fact("state", group.state, "fact-state"),
+        fact("assignor", group.assignor || "-", "fact-assignor"),
+        fact("generation", group.generation === null ? "-" : fmt(group.generation), "fact-generation"),
+        fact("members", fmt(group.members.length), "fact-members"),
+        fact("lag", fmt(group.total_lag), "fact-lag"), fact("records/s", fmt(group.total_rate), "fact-rate"))),
+      clusterCompareCard(group),
+      h("div", { class: "grid2" },
+        h("div", { class: "card", id: "cluster-counts" }, h("h2", {}, "Partitions per member"), h("div", { class: "scroll" }, rowChart(bars((m) => byId.get(m).partitions)))),
+        h("div", { class: "card", id: "cluster-loads" }, h("h2", {}, "Records/s per member"), h("div", { class: "scroll" }, rowChart(bars((m) => byId.get(m).load))))),
+      countAnswer && loadAnswer ? h("div", { class: "grid2" },
+        h("div", { class: "card", id: "cluster-stickyd-counts" }, h("h2", {}, "Partitions per member: stickyd, balance count"),
+          h("div", { class: "scroll" }, rowChart(bars((m) => (countAnswer[m] || { count: 0 }).count)))),
+        h("div", { class: "card", id: "cluster-stickyd-loads" }, h("h2", {}, "Records/s per member: stickyd, balance load"),
+          h("div", { class: "scroll" }, rowChart(bars((m) => (loadAnswer[m] || { load: 0 }).load))))) : null,
+      h("p", {}, h("a", { href: "#/cluster" }, "All groups of the cluster")));
+    ready("cluster-group");
+  }
+
+  function clusterCompareCard(group) {
+    const cmp = group.stickyd || {};
+    const cell = (answer, key) => h("div", { "data-figure": `${answer ? answer.balance : "now"}.${key}` },
+      answer ? fmt(key === "moves" ? answer.moves : answer.bottleneck[key]) : "-");
+    const row = (name, key) => [h("div", {}, name), h("div", { "data-figure": `now.${key}` }, key === "moves" ? "0" : fmt(group.bottleneck[key])),
+      cell(cmp.by_count, key), cell(cmp.by_load, key)];
+    return h("div", { class: "card", id: "cluster-compare" }, h("h2", {}, "Now and stickyd's answers (nothing stored)"),
+      h("div", { class: "compare compare3" }, h("div", { class: "head" }, ""), h("div", { class: "head" }, "now"),
+        h("div", { class: "head" }, "stickyd, balance count"), h("div", { class: "head" }, "stickyd, balance load"),
+        row("most partitions", "count"), row("most records/s", "load"), row("moves", "moves")),
+      cmp.reason ? h("p", { class: "muted", id: "cluster-compare-reason" }, cmp.reason) : null);
   }
 
   // ---- one group: what it holds ------------------------------------------------------------
@@ -546,6 +608,8 @@
     const group = path.match(/^\/group\/([^?]+)(?:\?(.*))?$/);
     if (group) return showGroup(decodeURIComponent(group[1]), new URLSearchParams(group[2] || ""));
     if (path === "/cluster") return showCluster();
+    const watched = path.match(/^\/cluster\/(.+)$/);
+    if (watched) return showClusterGroup(decodeURIComponent(watched[1]));
     return showGroups();
   }
 

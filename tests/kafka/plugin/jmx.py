@@ -21,6 +21,11 @@ def consumer_bean(assignor: str = "stickyd", cause: str | None = None) -> str:
     return f"{name},cause={cause}" if cause else name
 
 
+def streams_bean(assignor: str = "stickyd", cause: str | None = None) -> str:
+    """The MBean of the KIP-1357 Streams group assignor, or its fallbacks for `cause`."""
+    return consumer_bean(assignor, cause).replace("group-type=consumer", "group-type=streams")
+
+
 def read_mbeans(address: str | None = None) -> MBeans:
     """MBean name -> attribute -> value (None for a statistic with no sample yet): the JVM at
     `address` ("HOST:PORT", JMX remote), else every plug-in's MBeans in a fresh JVM."""

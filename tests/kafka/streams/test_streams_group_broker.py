@@ -3,8 +3,9 @@ selected through KIP-1357's `group.streams.assignors` and the group config `stre
 the test Kafka Streams application (`CountApp`, a repartition and a RocksDB count) runs with
 `group.protocol=streams`, so the broker's group coordinator assigns its tasks. With a real
 `stickyd serve` behind the broker the group is assigned by stickyd (its request counter rises, the
-broker logs no fallback); with the service stopped Kafka's built-in `sticky` takes over and the
-application keeps processing."""
+broker logs no fallback, the plug-in's request counter read over JMX rises and its outage gauge is
+0); with the service stopped Kafka's built-in `sticky` takes over, the application keeps
+processing, and over JMX the outage gauge is 1 and the fallbacks have risen."""
 
 from __future__ import annotations
 
@@ -18,9 +19,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from stickyd.cli.child_service import ServiceProcess, running_service
+from stickyd.cli.child_service import ServiceProcess, free_port, running_service
 from tests.kafka.apache_kafka import ApacheKafka, apache_kafka_broker
 from tests.kafka.jvm import kafka_jars_built
+from tests.kafka.plugin.jmx import read_mbeans, streams_bean
 from tests.kafka.streams.streams_app import PARTITIONS, StreamsApp, streams_app
 
 ASSIGNOR_CLASS = "io.stickyd.kafka.streams.StickydStreamsGroupAssignor"
@@ -30,6 +32,7 @@ FALLBACK_LINE = "did not answer"  # the Outage WARN that starts an outage (io.st
 # Kafka Streams on the streams protocol: the group's assignment is the broker's, the rest of the
 # test application's settings stay (the client-side assignment ones are ignored with a warning).
 STREAMS_PROTOCOL = {"group.protocol": "streams"}
+STREAMS_BEAN = streams_bean()
 
 
 @pytest.fixture
@@ -45,7 +48,7 @@ def stickyd(tmp_path: Path) -> Iterator[tuple[ServiceProcess, ExitStack]]:
 @pytest.fixture
 def broker(stickyd: tuple[ServiceProcess, ExitStack]) -> Iterator[ApacheKafka]:
     """A broker whose streams groups may choose `stickyd` (Kafka's `sticky` stays the default),
-    asking the service above with a 2 s deadline."""
+    asking the service above with a 2 s deadline; JMX remote on a loopback port."""
     if not kafka_jars_built():
         pytest.skip("Kafka jars not built: run `mvn -q -B -f plugins/kafka/pom.xml package`")
     service, _ = stickyd
@@ -55,7 +58,7 @@ def broker(stickyd: tuple[ServiceProcess, ExitStack]) -> Iterator[ApacheKafka]:
         "stickyd.url": service.url,
         "stickyd.timeout.ms": "2000",
     }
-    with apache_kafka_broker(properties) as running:
+    with apache_kafka_broker(properties, jmx_port=free_port()) as running:
         yield running
 
 
@@ -66,6 +69,13 @@ def streams_requests(service: ServiceProcess) -> float:
         for line in text.splitlines()
         if line.startswith("stickyd_requests_total") and 'endpoint="/v1/assign/streams"' in line
     )
+
+
+def plugin_metrics(broker: ApacheKafka) -> dict[str, float]:
+    """The Streams plug-in's request and fallback counters and outage gauge, read over JMX (0 before
+    the plug-in registers them)."""
+    bean = read_mbeans(broker.jmx).get(STREAMS_BEAN, {})
+    return {name: bean.get(name) or 0.0 for name in ("request-total", "fallback-total", "outage")}
 
 
 def wait_assigned(app: StreamsApp, names: set[str], timeout_s: float = 120.0) -> dict[str, set[str]]:
@@ -115,6 +125,8 @@ def test_streams_group_is_assigned_by_stickyd_in_the_broker_and_by_kafkas_sticky
         assert streams_requests(service) > before
         assert FALLBACK_LINE not in broker.log_text()
         assert app.wait_counts() == dict(app.expected)
+        answering = plugin_metrics(broker)
+        assert answering["request-total"] >= 1 and answering["outage"] == 0 and answering["fallback-total"] == 0
 
         producer = threading.Thread(target=produce_slowly, args=(app, 600, 1200))
         producer.start()
@@ -127,6 +139,9 @@ def test_streams_group_is_assigned_by_stickyd_in_the_broker_and_by_kafkas_sticky
         assert three["c"]
         assert app.wait_counts() == dict(app.expected)
         assert broker.log_text().count(FALLBACK_LINE) == 1, broker.log_text()[-3000:]
+        down = plugin_metrics(broker)
+        assert down["outage"] == 1 and down["fallback-total"] > answering["fallback-total"], down
+        assert down["request-total"] > answering["request-total"]  # a request that failed is counted too
 
 
 def produce_slowly(app: StreamsApp, start: int, records: int, batches: int = 12) -> None:

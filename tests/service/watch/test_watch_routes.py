@@ -73,7 +73,7 @@ def test_live_without_a_watched_cluster_is_a_422_naming_partition_weights(unwatc
 
 
 def test_the_cluster_routes_are_404_and_the_watch_metrics_zero_when_nothing_is_watched(unwatched: TestClient) -> None:
-    for path in ("/v1/cluster/rates", "/v1/cluster/groups"):
+    for path in ("/v1/cluster/rates", "/v1/cluster/groups", "/v1/cluster/groups/orders-app"):
         answer = unwatched.get(path)
         assert answer.status_code == 404 and "watches no Kafka cluster" in answer.json()["detail"]
     served = _served(unwatched)
@@ -118,7 +118,7 @@ def test_the_cluster_routes_need_a_token_and_take_any_tenants(tmp_path: Path) ->
 
     for client in _client(tmp_path, auth="required"):
         tokens = [create_token(client.app.state.database, tenant) for tenant in ("team-a", "team-b")]  # type: ignore[attr-defined]
-        for path in ("/v1/cluster/rates", "/v1/cluster/groups"):
+        for path in ("/v1/cluster/rates", "/v1/cluster/groups", "/v1/cluster/groups/orders-app"):
             answer = client.get(path)
             assert answer.status_code == 401, answer.text
             assert answer.headers["www-authenticate"].startswith("Bearer")
