@@ -193,3 +193,8 @@ WATCH_STOP_S = 15.0
 """How long shutting the service down waits for the watcher's thread (a request in flight finishes)."""
 SNAPSHOT_RATE_WINDOW_S = 5.0
 """`stickyd snapshot`: the default time between its two readings of the end offsets."""
+
+CPSAT_FIRST_TRY_SHARE = 0.25
+"""The Streams certificate (solvers/streams/cpsat_bound.py) gives each level this share of what is
+left to CP-SAT with the full linear relaxation, then the rest to its default one: each proves
+levels on the 400-task x 10-client restore-cost probes that the other does not within seconds."""
