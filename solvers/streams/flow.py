@@ -197,7 +197,8 @@ def _solve_actives(index: StreamsIndex, budget: TimeBudget, split_levels: bool) 
     if index.weighted and index.replicas:
         # the levels above standby pressure: (stateful overflow, then active moves)
         upper = costs[-len(weights.split()) : -1]
-        kept_face = _kept_face(index, classes, direct_rows, flows, fixed_arcs(net, upper, flows))
+        fixed = fixed_arcs(net, upper, flows, lambda: budget.check("the streams active flow"))
+        kept_face = _kept_face(index, classes, direct_rows, flows, fixed)
 
     n_classes = len(classes)
     direct = np.stack([direct_rows[:, 0], direct_rows[:, 1], flows[direct_rows[:, 2]]], axis=1)
