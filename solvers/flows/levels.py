@@ -14,9 +14,12 @@ as the weighted sum would where it fits; its integer flows come from the last so
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from ortools.graph.python import min_cost_flow
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from stickyd.solvers.errors import SolverFailure
 from stickyd.solvers.flows.network import FlowNetwork, costs_fit
@@ -106,3 +109,40 @@ def residual_distances(
             return distance
         distance[targets[improved]] = best[improved]
     raise SolverFailure("the residual network of the level's flow has a negative cycle")
+
+
+def fixed_arcs(
+    net: FlowNetwork, levels: Sequence[np.ndarray], flow: np.ndarray, between: Callable[[], None] = lambda: None
+) -> np.ndarray:
+    """Per arc, whether it carries the same flow in *every* flow that minimises `levels`
+    lexicographically, given one such `flow` (lower bounds included, as `solve_by_levels` gives
+    it). Level by level: an arc of nonzero reduced cost under the level's node potentials is
+    empty (positive) or full (negative) in every optimal flow, so it is held at `flow`'s value.
+    The optimal flows then differ from `flow` by cycles of the residual network on the arcs left
+    open (each of zero reduced cost, so of zero cost): an open arc at one of its bounds changes in
+    some optimal flow exactly when its ends lie in one strongly connected component of that
+    residual network (an arc strictly between its bounds is left open: it may still be held).
+    The next level's potentials come from the arcs still open."""
+    tails, heads, caps, _ = net.arrays()
+    x = flow - net.lower_bounds()
+    # (an arc whose lower bound is its capacity has nothing to change)
+    fixed = caps == 0
+    for costs in levels:
+        # a held arc leaves the residual network in both directions
+        distance = residual_distances(
+            net.nodes, tails, heads, np.where(fixed, 0, caps), costs, np.where(fixed, 0, x), between
+        )
+        fixed |= costs + distance[tails] - distance[heads] != 0
+        component = _residual_components(net.nodes, tails, heads, np.where(fixed, 0, caps), np.where(fixed, 0, x))
+        # (an arc strictly between its bounds is connected by its own two residual arcs: left open)
+        fixed |= (component[tails] != component[heads]) & ((x == 0) | (x == caps))
+    return fixed
+
+
+def _residual_components(nodes: int, tails: np.ndarray, heads: np.ndarray, caps: np.ndarray, x: np.ndarray) -> Any:
+    """Per node, its strongly connected component in the residual network of `x`."""
+    forward, backward = x < caps, x > 0
+    src = np.concatenate([tails[forward], heads[backward]])
+    dst = np.concatenate([heads[forward], tails[backward]])
+    graph = coo_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(nodes, nodes)).tocsr()
+    return connected_components(graph, directed=True, connection="strong")[1]

@@ -10,6 +10,11 @@ so its actives plus standbys of a class never exceed the class's size; every rea
 counts that meet these constraints, which makes the model a relaxation of every target: when its
 proven optimum equals the answer's figures level by level (least stateful excess, most kept
 actives, most kept standbys), the answer is optimal at every level.
+
+With restore costs, the standby level also holds what the active flow's optimal face says of
+every target with the least active cost (StreamsTarget.kept_face: tasks kept, or moved, by all
+of them): the same targets, but a linear relaxation that no longer mixes fractional moves of
+tasks whose costs differ by orders of magnitude, so the level is proven in a fraction of the time.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from stickyd.models.streams.index import StreamsIndex
 from stickyd.solvers.streams.flow import StreamsTarget
 from stickyd.solvers.streams.standby_bound import StreamsBound
 from stickyd.solvers.streams.standby_dealing import deal_by_matching
+from stickyd.solvers.time_policy import CPSAT_FIRST_TRY_SHARE
 
 CPSAT_CELLS_LIMIT = 60_000
 """Beyond this many (class, client) cells the model is not tried."""
@@ -94,6 +100,7 @@ class _CertificateModel:
         self.sby: list[list[cp_model.IntVar]] = []
         self.stateless_counts: dict[int, list[cp_model.IntVar]] = {}
         self.excess: list[cp_model.IntVar] = []
+        self.kept_face = target.kept_face
         self._class_variables(target, build_by)
         actives = self._subtopology_balance(target)
         self._client_balance(target, actives)
@@ -186,8 +193,6 @@ class _CertificateModel:
         model, solver = self.model, self.solver
         levels = self._levels(answer)
         solver.parameters.num_workers = 1
-        # the linear relaxation of every constraint: the balance bounds come from adding them up
-        solver.parameters.linearization_level = 2
         # no symmetry detection: it does not keep to max_time_in_seconds
         solver.parameters.symmetry_level = 0
         beaten = False
@@ -195,15 +200,15 @@ class _CertificateModel:
             v for row in self.stateless_counts.values() for v in row
         ]
         for level, (objective, reached) in enumerate(levels):
+            if level == 2 and not beaten and answer.stateful_excess == 0:
+                # the answer's actives are optimal: only the active flow's optimal face is left
+                self._hold_kept_face()
             if level < proven or (level == 0 and reached == 0):
                 # a level the relaxations proved (or no excess at all): held at the answer's figure
                 model.add(objective == reached)
                 continue
-            solver.parameters.max_time_in_seconds = stop_by - time.monotonic()
-            if solver.parameters.max_time_in_seconds <= 0:
-                return None
             model.minimize(objective)
-            if solver.solve(model) != cp_model.OPTIMAL:
+            if not self._solve_in_time(stop_by):
                 return None
             best = round(solver.objective_value)
             beaten = beaten or best < reached
@@ -213,6 +218,36 @@ class _CertificateModel:
             for v in variables:
                 model.add_hint(v, solver.value(v))
         return beaten
+
+    def _solve_in_time(self, stop_by: float) -> bool:
+        """Whether the level's optimum is proven by `stop_by`: first with the linear relaxation of
+        every constraint (the balance bounds come from adding them up) for part of the time,
+        then, when that did not prove it, with CP-SAT's default relaxation for the rest."""
+        solver = self.solver
+        for linearization, share in ((2, CPSAT_FIRST_TRY_SHARE), (1, 1.0)):
+            left = stop_by - time.monotonic()
+            if left <= 0:
+                return False
+            solver.parameters.linearization_level = linearization
+            solver.parameters.max_time_in_seconds = left * share
+            if solver.solve(self.model) == cp_model.OPTIMAL:
+                return True
+        return False
+
+    def _hold_kept_face(self) -> None:
+        """Every target without stateful excess and with the least active move cost is, as a
+        flow, optimal for the active flow's (stateful overflow, active moves) levels, so it keeps
+        exactly the actives that every such flow keeps (StreamsTarget.kept_face): each class's
+        kept actives lie between its tasks kept in all of them and those moved in none."""
+        if self.kept_face is None:
+            return
+        face = self.kept_face
+        for c, key in enumerate(self.keys):
+            if key[1] < 0:
+                continue
+            held = face[self.classes[key]]
+            always, never = int((held == 1).sum()), int((held == 0).sum())
+            self.model.add_linear_constraint(self.act[c][key[1]], always, len(held) - never)
 
     def class_counts(self) -> dict[TaskClass, tuple[list[int], list[int]]]:
         solver = self.solver

@@ -24,7 +24,7 @@ from stickyd.models.streams.index import StreamsIndex
 from stickyd.solvers.budget import TimeBudget
 from stickyd.solvers.consumer.classes import Pool, UnitClasses, materialize
 from stickyd.solvers.errors import SolverFailure
-from stickyd.solvers.flows.levels import solve_by_levels
+from stickyd.solvers.flows.levels import fixed_arcs, solve_by_levels
 from stickyd.solvers.flows.network import FlowNetwork, costs_fit
 from stickyd.solvers.streams.standby_flow import solve_standbys, standby_classes, weighed_costs_fit
 
@@ -35,6 +35,11 @@ class StreamsTarget:
     """per task: its client."""
     standby: np.ndarray
     """shape (tasks, replicas): standby clients of stateful tasks; -1 for stateless rows."""
+    kept_face: np.ndarray | None = None
+    """per task, where known (restore costs with standbys): 1 when every target with the least
+    stateful overflow and active move cost keeps its active on its previous owner, 0 when every
+    such target moves it, -1 when they differ (or it had no owner). From the active flow's
+    optimal face (solvers/flows/levels.py `fixed_arcs`)."""
 
 
 CHECK_EVERY = 2_048
@@ -57,7 +62,7 @@ def solve_streams_flows(
     budget = budget or TimeBudget(float("inf"))
     if index.weighted and (1 + index.replicas) * index.cost_of(index.stateful) >= MOST_SUMMED_COSTS:
         raise SolverFailure("the restore costs sum past what 64-bit flow costs can hold")
-    active = _solve_actives(index, budget, split_levels)
+    active, kept_face = _solve_actives(index, budget, split_levels)
     budget.check("the streams active flow")
     classes = standby_classes(index, active)
     try:
@@ -68,7 +73,7 @@ def solve_streams_flows(
             raise
         budget.check("the streams standby flow")
         standby = solve_standbys(index, active, classes, per_class=True, budget=budget)
-    return StreamsTarget(active=active, standby=standby)
+    return StreamsTarget(active=active, standby=standby, kept_face=kept_face)
 
 
 @dataclass(frozen=True)
@@ -166,10 +171,11 @@ def _active_class(index: StreamsIndex, t: int) -> _ActiveClass:
     )
 
 
-def _solve_actives(index: StreamsIndex, budget: TimeBudget, split_levels: bool) -> np.ndarray:
+def _solve_actives(index: StreamsIndex, budget: TimeBudget, split_levels: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """Each task's client, and (restore costs with standbys) StreamsTarget.kept_face."""
     n, n_subs, n_tasks = index.client_count, len(index.subtopologies), index.task_count
     if n_tasks == 0:
-        return np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64), None
     keys: dict[_ActiveClass, list[int]] = {}
     for t in range(n_tasks):
         if t % CHECK_EVERY == 0:
@@ -187,6 +193,12 @@ def _solve_actives(index: StreamsIndex, budget: TimeBudget, split_levels: bool) 
         flows = net.solve()
     else:
         flows = solve_by_levels(net, costs[1:] if summable else costs, lambda: budget.check("the streams active flow"))
+    kept_face = None
+    if index.weighted and index.replicas:
+        # the levels above standby pressure: (stateful overflow, then active moves)
+        upper = costs[-len(weights.split()) : -1]
+        fixed = fixed_arcs(net, upper, flows, lambda: budget.check("the streams active flow"))
+        kept_face = _kept_face(index, classes, direct_rows, flows, fixed)
 
     n_classes = len(classes)
     direct = np.stack([direct_rows[:, 0], direct_rows[:, 1], flows[direct_rows[:, 2]]], axis=1)
@@ -210,7 +222,25 @@ def _solve_actives(index: StreamsIndex, budget: TimeBudget, split_levels: bool) 
     owners = materialize(
         unit_classes, (direct[:, 0], direct[:, 1], direct[:, 2]), (pooled[:, 0], pooled[:, 1], pooled[:, 2])
     )
-    return owners[0]
+    return owners[0], kept_face
+
+
+def _kept_face(
+    index: StreamsIndex,
+    classes: list[tuple[_ActiveClass, list[int]]],
+    direct_rows: np.ndarray,
+    flows: np.ndarray,
+    fixed: np.ndarray,
+) -> np.ndarray:
+    """StreamsTarget.kept_face: a class's arc back to its previous owner carries its kept tasks
+    (a kept task never needs the pool); where every optimal flow holds that arc empty or full,
+    every such target moves them all or keeps them all."""
+    face = np.full(index.task_count, -1, dtype=np.int64)
+    for c, dest, arc in direct_rows.tolist():
+        cls, tasks = classes[c]
+        if cls.stateful and dest == cls.owner and fixed[arc] and flows[arc] in (0, len(tasks)):
+            face[tasks] = 1 if flows[arc] == len(tasks) else 0
+    return face
 
 
 def _active_network(

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from ortools.sat.python import cp_model
 
 from bench.limit_cases import streams_problem
 from stickyd.models.streams.index import index_streams_problem
@@ -18,7 +19,7 @@ from stickyd.models.streams.problem import StreamsProblem
 from stickyd.models.streams.validation import validate_streams_solution
 from stickyd.solvers import solve_streams
 from stickyd.solvers.errors import SolverFailure
-from stickyd.solvers.flows.levels import solve_by_levels
+from stickyd.solvers.flows.levels import fixed_arcs, solve_by_levels
 from stickyd.solvers.flows.network import FlowNetwork, costs_fit
 from stickyd.solvers.streams.flow import _ActiveWeights, solve_streams_flows
 from stickyd.solvers.streams.result import active_moves, balance_excess, standby_moves
@@ -104,3 +105,47 @@ def test_past_the_size_where_the_weighted_sum_overflows_the_flows_still_prove_th
     )
     assert (solution.stats.solver, solution.stats.optimal, solution.stats.fallback) == ("min-cost-flow", True, False)
     assert validate_streams_solution(past, solution) == []
+
+
+def arc_ranges(nodes: int, amount: int, arcs: list[Arc], optimum: tuple[int, int]) -> list[tuple[int, int]]:
+    """Per arc, its least and most flow over the integer flows optimal for both levels, from a
+    plain CP-SAT model of the network."""
+    model = cp_model.CpModel()
+    x = [model.new_int_var(a[2], a[3], f"x{i}") for i, a in enumerate(arcs)]
+    for v in range(nodes):
+        out = sum(x[i] for i, a in enumerate(arcs) if a[0] == v) - sum(x[i] for i, a in enumerate(arcs) if a[1] == v)
+        model.add(out == (amount if v == 0 else -amount if v == nodes - 1 else 0))
+    model.add(sum(a[4] * x[i] for i, a in enumerate(arcs)) == optimum[0])
+    model.add(sum(a[5] * x[i] for i, a in enumerate(arcs)) == optimum[1])
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    ranges = []
+    for v in x:
+        ends = []
+        for sign in (1, -1):
+            model.minimize(sign * v)
+            assert solver.solve(model) == cp_model.OPTIMAL
+            ends.append(solver.value(v))
+        ranges.append((ends[0], ends[1]))
+    return ranges
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(networks())
+def test_the_arcs_held_are_those_every_optimal_flow_agrees_on(case: tuple[int, int, list[Arc]]) -> None:
+    nodes, amount, arcs = case
+    first, second = np.array([a[4] for a in arcs]), np.array([a[5] for a in arcs])
+    net = built(nodes, amount, arcs, first.tolist())
+    try:
+        flow = solve_by_levels(net, [first, second])
+    except SolverFailure:
+        return
+    held = fixed_arcs(net, [first, second], flow)
+    ranges = arc_ranges(nodes, amount, arcs, (int(first @ flow), int(second @ flow)))
+    agreed = [low == high for low, high in ranges]
+    # every arc held is one they agree on; at its bounds in `flow`, exactly those
+    assert all(agree for agree, h in zip(agreed, held.tolist(), strict=True) if h)
+    at_bounds = [f in (a[2], a[3]) for f, a in zip(flow.tolist(), arcs, strict=True)]
+    assert [h for h, b in zip(held.tolist(), at_bounds, strict=True) if b] == [
+        agree for agree, b in zip(agreed, at_bounds, strict=True) if b
+    ]
