@@ -14,6 +14,7 @@ to Kafka's `uniform` and pass for it).
     .venv/bin/python scripts/kafka_consumer_assignor_tests.py                  # tag 4.4.0, from GitHub
     .venv/bin/python scripts/kafka_consumer_assignor_tests.py --source ~/kafka  # a checkout, or a folder of the files
     .venv/bin/python scripts/kafka_consumer_assignor_tests.py --baseline        # Kafka's own assignor, to compare
+    .venv/bin/python scripts/kafka_consumer_assignor_tests.py --assignor stickyd-load
 
 `--source` takes a folder: each file is looked up by its name anywhere under it (a Kafka checkout at
 the tag, or a flat folder holding the `.java` files). Needs plugins/kafka built
@@ -60,8 +61,7 @@ PACKAGE = "org.apache.kafka.coordinator.group.assignor"
 LAUNCHER = "org.junit.platform:junit-platform-console-standalone:1.11.4"
 ASSIGNOR = "io.stickyd.kafka.StickydConsumerGroupAssignor"
 FIELD = re.compile(r"private final UniformAssignor assignor = new UniformAssignor\(\);")
-# the assignor reads STICKYD_URL and STICKYD_TIMEOUT_MS from the environment the script sets
-UNDER_TEST = f"private final {ASSIGNOR} assignor = new {ASSIGNOR}();"
+ASSIGNORS = {"stickyd": ASSIGNOR, "stickyd-load": "io.stickyd.kafka.StickydLoadConsumerGroupAssignor"}
 ANSWERED = f"""
     private long fallbacksBefore;
 
@@ -151,14 +151,15 @@ def selected(text: str) -> tuple[str, list[str], list[str]]:
     return "".join(pieces), kept, left
 
 
-def substituted(name: str, text: str, baseline: bool) -> str:
-    """Kafka's test class with stickyd's assignor in place of `new UniformAssignor()` and the check
-    that stickyd answered around every test (`baseline`: Kafka's own assignor stays)."""
+def substituted(name: str, text: str, assignor: str | None) -> str:
+    """Kafka's test class with stickyd's `assignor` (a class name) in place of `new UniformAssignor()`
+    and the check that stickyd answered around every test (None: Kafka's own assignor stays)."""
     if not FIELD.search(text):
         raise SystemExit(f"{name} no longer declares `assignor = new UniformAssignor()`: adapt the script")
-    if baseline:
+    if assignor is None:
         return text
-    text = FIELD.sub(UNDER_TEST, text, count=1)
+    # it reads STICKYD_URL and STICKYD_TIMEOUT_MS from the environment the script sets
+    text = FIELD.sub(f"private final {assignor} assignor = new {assignor}();", text, count=1)
     opening = f"public class {name} {{"
     if opening not in text:
         raise SystemExit(f"{name}: `{opening}` not found: adapt the script")
@@ -176,13 +177,13 @@ def launcher() -> Path:
     return jar
 
 
-def written(work: Path, texts: dict[str, str], baseline: bool) -> tuple[list[Path], list[str]]:
+def written(work: Path, texts: dict[str, str], assignor: str | None) -> tuple[list[Path], list[str]]:
     """The sources in `work`, and the test classes to run (those with a test through the assignor)."""
     files = []
     classes = []
     for name, text in texts.items():
         if name in TEST_CLASSES:
-            text, kept, left = selected(substituted(name, text, baseline))
+            text, kept, left = selected(substituted(name, text, assignor))
             print(f"{name}: {len(kept)} tests through the assignor run", file=sys.stderr)
             if left:
                 print(f"  left out (not through the assignor interface): {', '.join(left)}", file=sys.stderr)
@@ -199,6 +200,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", help="a folder holding the .java files, e.g. a Kafka checkout (default: download)")
     parser.add_argument("--tag", default="4.4.0", help="Kafka's release tag to download the tests from")
+    parser.add_argument(
+        "--assignor", choices=sorted(ASSIGNORS), default="stickyd", help="the plug-in's assignor to test"
+    )
     parser.add_argument("--baseline", action="store_true", help="run them against Kafka's own assignor (the jar's)")
     args = parser.parse_args()
     if not kafka_jars_built():
@@ -212,7 +216,7 @@ def main() -> int:
         except urllib.error.URLError as error:
             print(f"could not download Kafka's tests at {args.tag} ({error.reason}): use --source DIR", file=sys.stderr)
             return 2
-        files, classes = written(work, texts, args.baseline)
+        files, classes = written(work, texts, None if args.baseline else ASSIGNORS[args.assignor])
         classpath = os.pathsep.join([f"{KAFKA_LIBS}/*", str(PLUGIN_JAR), str(junit)])
         compiled = subprocess.run(["javac", "-nowarn", "-d", str(work / "classes"), "-cp", classpath, *map(str, files)])
         if compiled.returncode != 0 or not classes:
