@@ -63,16 +63,19 @@ final class CompactConsumerAnswer {
         // one pass: every slot assigned, unchanged members checked on the arrays, the others' slots counted
         int[] counted = new int[memberIds.size()];
         checkSlots(owners, same, request.claims(), counted);
+        // a member whose whole assignment the request held and that the answer keeps needs no map built
+        boolean[] kept = new boolean[memberIds.size()];
         int[] start = new int[memberIds.size() + 1];
         for (int m = 0; m < memberIds.size(); m++) {
-            start[m + 1] = start[m] + (same[m] ? 0 : counted[m]);
+            kept[m] = same[m] && request.claims().exact()[m];
+            start[m + 1] = start[m] + (kept[m] ? 0 : counted[m]);
         }
-        // the changed members' slots, each member's in ascending order (a counting sort)
+        // the other members' slots, each member's in ascending order (a counting sort)
         int[] bySlot = new int[start[memberIds.size()]];
         int[] fill = Arrays.copyOf(start, memberIds.size());
         for (int slot = 0; slot < owners.limit(); slot++) {
             int m = owners.get(slot);
-            if (!same[m]) {
+            if (!kept[m]) {
                 bySlot[fill[m]++] = slot;
             }
         }
@@ -83,11 +86,14 @@ final class CompactConsumerAnswer {
         Map<String, MemberAssignment> members = new HashMap<>();
         for (int m = 0; m < memberIds.size(); m++) {
             String memberId = memberIds.get(m);
-            Map<Uuid, Set<Integer>> partitions = same[m] && request.claims().exact()[m]
+            Map<Uuid, Set<Integer>> partitions = kept[m]
                 ? group.memberAssignment(memberId).partitions() // checked on the arrays above
                 : same[m]
                 ? unchangedMap(group.memberAssignment(memberId).partitions(), m, counted[m], owners, offsets, topicIndex)
-                : runsOf(bySlot, start[m], start[m + 1], offsets, request, group.memberSubscription(memberId).subscribedTopicIds());
+                : null;
+            if (partitions == null) {
+                partitions = runsOf(bySlot, start[m], start[m + 1], offsets, request, group.memberSubscription(memberId).subscribedTopicIds());
+            }
             members.put(memberId, new MemberAssignmentImpl(partitions));
         }
         return new GroupAssignment(members);
@@ -122,40 +128,55 @@ final class CompactConsumerAnswer {
         return offsets;
     }
 
-    /** The member's own map, once the answer is seen to give it exactly those {@code given} partitions. */
+    /**
+     * The member's own map, once the answer is seen to give it exactly those {@code given} partitions;
+     * null when it held more than the request could say (a partition of a topic no member subscribes to
+     * any more, or past the topic's end): unchanged within the request, it loses those.
+     */
     private static Map<Uuid, Set<Integer>> unchangedMap(Map<Uuid, Set<Integer>> current, int m, int given, IntBuffer owners,
                                                         int[] offsets, Map<Uuid, Integer> topicIndex) {
         int held = 0;
+        boolean beyond = false;
         for (Map.Entry<Uuid, Set<Integer>> claim : current.entrySet()) {
             Integer t = topicIndex.get(claim.getKey());
             if (t != null && claim.getValue() instanceof IntRunsSet runs) {
-                held += checkRuns(runs, m, offsets[t], offsets[t + 1] - offsets[t], owners, claim.getKey());
+                int inRequest = checkRuns(runs, m, offsets[t], offsets[t + 1] - offsets[t], owners, claim.getKey());
+                beyond |= inRequest < runs.size();
+                held += inRequest;
                 continue;
             }
             for (Integer p : claim.getValue()) {
-                if (t == null || p < 0 || p >= offsets[t + 1] - offsets[t] || owners.get(offsets[t] + p) != m) {
-                    throw new IllegalStateException("member " + m + " marked unchanged, but partition " + p + " of "
-                        + claim.getKey() + " is not its own");
+                if (t == null || p < 0 || p >= offsets[t + 1] - offsets[t]) {
+                    beyond = true;
+                    continue;
                 }
+                checkOwn(owners, offsets[t] + p, m, p, claim.getKey());
                 held++;
             }
         }
         if (held != given) {
             throw new IllegalStateException("member " + m + " marked unchanged, but given " + given + " partitions, not " + held);
         }
-        return current;
+        return beyond ? null : current;
     }
 
+    /** How many of the runs' partitions are in the request (below {@code count}), each checked to be member m's. */
     private static int checkRuns(IntRunsSet runs, int m, int offset, int count, IntBuffer owners, Uuid topicId) {
+        int inRequest = 0;
         for (int r = 0; r < runs.runs(); r++) {
-            for (int p = runs.first(r); p < runs.first(r) + runs.count(r); p++) {
-                if (p >= count || owners.get(offset + p) != m) {
-                    throw new IllegalStateException("member " + m + " marked unchanged, but partition " + p + " of "
-                        + topicId + " is not its own");
-                }
+            for (int p = runs.first(r); p < Math.min(count, runs.first(r) + runs.count(r)); p++) {
+                checkOwn(owners, offset + p, m, p, topicId);
+                inRequest++;
             }
         }
-        return runs.size();
+        return inRequest;
+    }
+
+    private static void checkOwn(IntBuffer owners, int slot, int m, int p, Uuid topicId) {
+        if (owners.get(slot) != m) {
+            throw new IllegalStateException("member " + m + " marked unchanged, but partition " + p + " of "
+                + topicId + " is not its own");
+        }
     }
 
     /** The member's slots {@code bySlot[from..to)} (ascending) as one {@link IntRunsSet} per topic. */

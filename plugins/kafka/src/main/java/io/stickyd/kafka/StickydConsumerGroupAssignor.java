@@ -34,7 +34,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>As Kafka's own assignors: a member whose partitions do not change gets back the map it held, and a
  * subscribed topic the topic describer does not know throws {@link PartitionAssignorException} (no
- * request, no fallback). {@link StickydLoadConsumerGroupAssignor} is the same assignor balancing by load.
+ * request, no fallback); a group in which no member subscribes to a topic gets an assignment with no
+ * member in it, asking nothing. {@link StickydLoadConsumerGroupAssignor} is the same assignor balancing by load.
  */
 public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssignor, Configurable {
     public static final String NAME = "stickyd";
@@ -168,8 +169,21 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
             + AssignorMetrics.of(StickydLoadConsumerGroupAssignor.NAME, "consumer").fallbacks();
     }
 
+    /** No member subscribes to any topic (or there is no member). */
+    private static boolean noSubscription(GroupSpec group) {
+        for (String memberId : group.memberIds()) {
+            if (!group.memberSubscription(memberId).subscribedTopicIds().isEmpty()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     @Override
     public GroupAssignment assign(GroupSpec group, SubscribedTopicDescriber topics) throws PartitionAssignorException {
+        if (noSubscription(group)) {
+            return new GroupAssignment(Map.of()); // nothing to assign: no request, as Kafka's uniform answers
+        }
         StickydHttpClient stickyd = client;
         long started = System.nanoTime();
         try {

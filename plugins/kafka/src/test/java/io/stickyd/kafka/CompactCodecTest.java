@@ -145,6 +145,33 @@ class CompactCodecTest {
     }
 
     @Test
+    void aMemberUnchangedWithinTheRequestLosesThePartitionsTheRequestCouldNotList() {
+        Uuid dropped = new Uuid(7L, 9L); // a topic no member subscribes to any more
+        for (Map<Uuid, Set<Integer>> held : List.of(
+            Map.of(ORDERS, Set.of(0, 1, 2), dropped, Set.of(0)),
+            Map.<Uuid, Set<Integer>>of(ORDERS, Set.of(0, 1, 2, 7)), // past the end of orders
+            Map.<Uuid, Set<Integer>>of(ORDERS, new IntRunsSet(new int[] {0}, new int[] {8})))) {
+            Map<String, MemberSubscriptionAndAssignmentImpl> members = Map.of(
+                "a", new MemberSubscriptionAndAssignmentImpl(Optional.empty(), Optional.empty(), Set.of(ORDERS),
+                    new Assignment(held)),
+                "b", new MemberSubscriptionAndAssignmentImpl(Optional.empty(), Optional.empty(), Set.of(ORDERS, CLICKS),
+                    new Assignment(Map.of())));
+            GroupSpec group = new GroupSpecImpl(members, SubscriptionType.HETEROGENEOUS, Map.of());
+            CompactConsumerRequest.Request request =
+                CompactConsumerRequest.build(group, TOPICS, 500, StickydHttpClient.JSON.createObjectNode());
+            assertArrayEquals(new boolean[] {false, true}, request.claims().exact());
+            int[] owners = held.containsKey(dropped) || held.get(ORDERS).size() == 4
+                ? new int[] {0, 0, 0, 1, 1, 1, 1, 1} : new int[] {0, 0, 0, 0, 0, 0, 1, 1};
+            GroupAssignment got = CompactConsumerAnswer.read(answer(owners, 0), request, group);
+            Set<Integer> kept = owners[3] == 0 ? Set.of(0, 1, 2, 3, 4, 5) : Set.of(0, 1, 2);
+            assertEquals(Map.of(ORDERS, kept), got.members().get("a").partitions(), held.toString());
+            assertThrows(IllegalStateException.class,
+                () -> CompactConsumerAnswer.read(answer(new int[] {0, 0, 1, 1, 1, 1, 1, 1}, 0), request, group),
+                "an unchanged member that loses a partition the request listed");
+        }
+    }
+
+    @Test
     void aSubscriptionSetIsReadByIterationNotBySize() {
         // as the coordinator's view of a subscription to a topic its metadata does not hold yet
         Set<Uuid> counted = new java.util.AbstractSet<>() {

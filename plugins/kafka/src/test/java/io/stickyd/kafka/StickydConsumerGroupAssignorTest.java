@@ -127,6 +127,22 @@ class StickydConsumerGroupAssignorTest {
     }
 
     @Test
+    void aGroupInWhichNoMemberSubscribesGetsNoMemberAsKafkasUniformAnswersAndAsksNothing() {
+        GroupSpec group = group(Set.of());
+        assertEquals(Map.of(), new UniformAssignor().assign(group, TOPICS).members());
+        GroupSpec noMember = new GroupSpecImpl(Map.of(), SubscriptionType.HOMOGENEOUS, Map.of());
+        long fallbacks = StickydConsumerGroupAssignor.fallbacks();
+        for (StickydConsumerGroupAssignor assignor : new StickydConsumerGroupAssignor[] {
+            configured(new StickydConsumerGroupAssignor(), Map.of()),
+            configured(new StickydLoadConsumerGroupAssignor(), Map.of())}) {
+            assertEquals(Map.of(), assignor.assign(group, TOPICS).members());
+            assertEquals(Map.of(), assignor.assign(noMember, TOPICS).members());
+        }
+        assertEquals(fallbacks, StickydConsumerGroupAssignor.fallbacks());
+        assertEquals(0, requests.get(), "stickyd is not asked");
+    }
+
+    @Test
     void theLoadAssignorIsNamedStickydLoadAndAsksForBalanceByLoadWithTheBrokersTolerance() {
         answer = "{\"assignment\": {\"a\": {\"T\": [0, 1]}, \"b\": {\"T\": [2, 3]}}}";
         StickydLoadConsumerGroupAssignor load = configured(new StickydLoadConsumerGroupAssignor(),
