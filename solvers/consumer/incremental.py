@@ -17,6 +17,7 @@ Scope: every topic plain (no co-partitioning, no racks: one unit is one partitio
 
 from __future__ import annotations
 
+import heapq
 import time
 from dataclasses import dataclass
 
@@ -24,15 +25,15 @@ import numpy as np
 
 from stickyd.models.consumer.index import ConsumerIndex
 from stickyd.solvers.consumer.incremental_moves import aggregate, realize, settle
-from stickyd.solvers.consumer.incremental_proof import least_reachable
+from stickyd.solvers.consumer.incremental_proof import FAR, MAX_ROUNDS, least_reachable
 
 MIN_UNITS = 10_000
 """units from which the dispatcher tries this first: below, the full flow takes a few ms and its
 answer stays the one it always gave, byte for byte, among equally optimal ones."""
-MAX_REPAIRS = 256
-"""hand-over chains the candidate may still need for balance, and members that need one, at most:
-each chain is a search over the (members x topics) tables, so past this the full flow is cheaper
-(partitions added to a tenth of the topics of a 1M x 2,000 group: about 1,900 members need one)."""
+MAX_REPAIR_ROUNDS = 64
+"""rounds of hand-over chains at most (one search over the (members x topics) tables each, then
+many chains along it): partitions added to a tenth of the topics of a 1M x 2,000 group, where
+about 1,900 members need a chain, take a few."""
 MAX_UNBALANCED_SHARE = 0.01
 """members that could pass partitions down to a lighter one before the event, at most (a share of
 all): the previous assignment was balanced, give or take."""
@@ -203,60 +204,139 @@ def _take_for_joiner(layout: Layout, joiner: int, loads: np.ndarray) -> None:
 
 
 def _repair(layout: Layout, loads: np.ndarray, give_up_at: float) -> bool:
-    """Hand units down chains (each the fewest hand-overs from a heavy member to the lightest of
-    the nearest members two lighter), heaviest members first, until no chain improves the balance;
-    False past MAX_REPAIRS chains or `give_up_at` (time.monotonic)."""
+    """Hand units down chains until no chain improves the balance, in rounds: each round one
+    shortest-path search from every member at once (`_Paths`), then a unit down the path to every
+    member at least two lighter than the heaviest member reaching it, lightest first, while the
+    path still holds (successive shortest paths, many at once). False past MAX_REPAIR_ROUNDS
+    rounds, a round that moves nothing, a search that does not settle, or `give_up_at`."""
     counts = layout.counts()
-    repairs = 0
-    while True:
-        reach = least_reachable(layout.eligible, counts > 0, loads)
-        if reach is None:
+    for _ in range(MAX_REPAIR_ROUNDS):
+        if time.monotonic() > give_up_at:
             return False
-        heavy = np.flatnonzero(reach <= loads - 2)
-        if not len(heavy):
+        paths = _Paths.search(layout, counts, loads)
+        if paths is None:
+            return False
+        takers = np.flatnonzero(paths.source_load() >= loads + 2)
+        if not len(takers):
             return True
-        for start in heavy[np.argsort(-loads[heavy], kind="stable")].tolist():
-            if repairs >= MAX_REPAIRS or time.monotonic() > give_up_at:
-                return False
-            for pool, giver, taker in _chain(layout.eligible, counts, loads, start):
-                _hand_over(layout, pool, giver, taker)
-                counts[giver, pool] -= 1
-                counts[taker, pool] += 1
-                loads[giver] -= 1
-                loads[taker] += 1
-            repairs += 1
+        if not _hand_down(layout, counts, loads, paths, takers):
+            return False
+    return False
 
 
-def _chain(eligible: np.ndarray, counts: np.ndarray, loads: np.ndarray, start: int) -> list[tuple[int, int, int]]:
-    """(pool, giver, taker) hand-overs from `start` to the lightest of the nearest members at
-    least two lighter (none when there is none now), by breadth-first search over members and
-    the pools they hold."""
-    n, pools = counts.shape
-    seen_member, seen_pool = np.zeros(n, dtype=bool), np.zeros(pools, dtype=bool)
-    seen_member[start] = True
-    member_parent, pool_parent = np.full(n, -1), np.full(pools, -1)
-    frontier = np.array([start])
-    while len(frontier):
-        # pools the frontier holds, then their readers not seen yet
-        held = counts[frontier] > 0
-        found = np.flatnonzero(held.any(axis=0) & ~seen_pool)
-        if not len(found):
-            break
-        pool_parent[found] = frontier[held[:, found].argmax(axis=0)]
-        seen_pool[found] = True
-        readers = eligible[found]
-        frontier = np.flatnonzero(readers.any(axis=0) & ~seen_member)
-        member_parent[frontier] = found[readers[:, frontier].argmax(axis=0)]
-        seen_member[frontier] = True
-        light = frontier[loads[frontier] <= loads[start] - 2]
-        if len(light):
-            hops, member = [], int(light[np.argmin(loads[light])])
-            while member != start:
-                pool = int(member_parent[member])
-                giver = int(pool_parent[pool])
-                hops.append((pool, giver, member))
-                member = giver
-            return hops[::-1]
+@dataclass
+class _Paths:
+    """Bellman-Ford over members and pools from every member at once, a member m starting at
+    -B L(m): a member's label is then -B times the heaviest load that can pass a unit down to it,
+    plus the fewest moves that takes (hand-overs of a member's own unit, less those that bring a
+    unit back to its former owner), B above any count of moves. The labels are potentials: an
+    arc whose cost is the difference of its ends' labels lies on a shortest path (admissible)."""
+
+    label: np.ndarray
+    pool_label: np.ndarray
+    start: np.ndarray
+    """per member: its label's start, -B L(m) for the loads of the search."""
+    balance: int
+
+    @classmethod
+    def search(cls, layout: Layout, counts: np.ndarray, loads: np.ndarray) -> _Paths | None:
+        n, pools = counts.shape
+        balance = n + pools + 2
+        member = start = -balance * loads
+        for _ in range(MAX_ROUNDS):
+            # a pool's label from the members holding it, then the members' from the pools they read
+            pool = (member[:, None] + _hand_cost(counts, layout.claimed)).min(axis=0)
+            cost = (pool[:, None] + _take_cost(counts, layout.claimed, layout.eligible)).min(axis=0)
+            if not (cost < member).any():
+                return cls(member, pool, start, balance)
+            member = np.minimum(member, cost)
+        return None
+
+    def source_load(self) -> np.ndarray:
+        """per member: the heaviest load that can pass a unit down to it (its own at least)."""
+        return -((self.label + self.balance // 2) // self.balance)
+
+
+def _hand_cost(counts: np.ndarray, claimed: np.ndarray) -> np.ndarray:
+    """member -> pool: hands a unit over, a move when only its own ones are left."""
+    return np.where(counts > claimed, 0, np.where(counts > 0, 1, FAR))
+
+
+def _take_cost(counts: np.ndarray, claimed: np.ndarray, eligible: np.ndarray) -> np.ndarray:
+    """pool -> member: takes a unit, one back (-1) when its own units of the pool are elsewhere."""
+    return np.where((counts < claimed).T, -1, np.where(eligible, 0, FAR))
+
+
+def _hand_down(layout: Layout, counts: np.ndarray, loads: np.ndarray, paths: _Paths, takers: np.ndarray) -> bool:
+    """A unit down an admissible path to each taker, lightest first (a taker again while it stays
+    the lightest), from a member where a label starts that is still at least two heavier; many
+    paths per search, as Dinic's blocking flows; whether any unit moved."""
+    dead_member, dead_pool = np.zeros(len(loads), dtype=bool), np.zeros(counts.shape[1], dtype=bool)
+    queue = [(int(loads[m]), m) for m in takers.tolist()]
+    heapq.heapify(queue)
+    moved = False
+    while queue:
+        load, taker = heapq.heappop(queue)
+        hops = _admissible_path(layout, counts, loads, paths, taker, dead_member, dead_pool)
+        if not hops:
+            continue
+        for pool, giver, member in hops:
+            _hand_over(layout, pool, giver, member)
+            counts[giver, pool] -= 1
+            counts[member, pool] += 1
+            loads[giver] -= 1
+            loads[member] += 1
+        moved = True
+        heapq.heappush(queue, (load + 1, taker))
+    return moved
+
+
+def _admissible_path(
+    layout: Layout,
+    counts: np.ndarray,
+    loads: np.ndarray,
+    paths: _Paths,
+    taker: int,
+    dead_member: np.ndarray,
+    dead_pool: np.ndarray,
+) -> list[tuple[int, int, int]]:
+    """(pool, giver, taker) hand-overs ending at `taker` over admissible arcs (at the current
+    counts), found depth first backwards from it; none when there is none. Nodes found to lead
+    nowhere are marked dead (for the lightest takers first, so for the heavier ones too)."""
+    claimed, eligible = layout.claimed, layout.eligible
+    # the starts still at least two heavier than the taker: where a path may begin
+    begins = (paths.label == paths.start) & (loads >= loads[taker] + 2)
+    begins[taker] = False
+    members: list[int] = [taker]
+    pools: list[int] = []
+    on_path = np.zeros(len(loads), dtype=bool)
+    on_path[taker] = True
+    while members:
+        member = members[-1]
+        if len(members) > len(pools):
+            if begins[member]:
+                return [(pools[i], members[i + 1], members[i]) for i in reversed(range(len(pools)))]
+            # pools handing down to the member on a shortest path, those a start holds first
+            take = np.where(counts[member] < claimed[member], -1, 0)
+            tight = eligible[:, member] & ~dead_pool & (paths.pool_label + take == paths.label[member])
+            found = np.setdiff1d(np.flatnonzero(tight), pools, assume_unique=True)
+            if len(found):
+                direct = (counts[begins][:, found] > 0).any(axis=0)
+                pools.append(int(found[direct.argmax()]))
+            else:
+                dead_member[member] = True
+                on_path[members.pop()] = False
+            continue
+        # members holding the pool that hand it down on a shortest path, starts first
+        column = counts[:, pools[-1]]
+        hand = np.where(column > claimed[:, pools[-1]], 0, 1)
+        tight = (column > 0) & ~dead_member & ~on_path & (paths.label + hand == paths.pool_label[pools[-1]])
+        if tight.any():
+            giver = int((tight & begins).argmax()) if (tight & begins).any() else int(tight.argmax())
+            members.append(giver)
+            on_path[giver] = True
+        else:
+            dead_pool[pools.pop()] = True
     return []
 
 
