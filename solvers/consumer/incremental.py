@@ -242,11 +242,12 @@ class _Paths:
     def search(cls, layout: Layout, counts: np.ndarray, loads: np.ndarray) -> _Paths | None:
         n, pools = counts.shape
         balance = n + pools + 2
+        hand, take = _hand_cost(counts, layout.claimed), _take_cost(counts, layout.claimed, layout.eligible)
         member = start = -balance * loads
         for _ in range(MAX_ROUNDS):
             # a pool's label from the members holding it, then the members' from the pools they read
-            pool = (member[:, None] + _hand_cost(counts, layout.claimed)).min(axis=0)
-            cost = (pool[:, None] + _take_cost(counts, layout.claimed, layout.eligible)).min(axis=0)
+            pool = (member[:, None] + hand).min(axis=0)
+            cost = (pool[:, None] + take).min(axis=0)
             if not (cost < member).any():
                 return cls(member, pool, start, balance)
             member = np.minimum(member, cost)
@@ -268,48 +269,69 @@ def _take_cost(counts: np.ndarray, claimed: np.ndarray, eligible: np.ndarray) ->
 
 
 def _hand_down(layout: Layout, counts: np.ndarray, loads: np.ndarray, paths: _Paths, takers: np.ndarray) -> bool:
-    """A unit down an admissible path to each taker, lightest first (a taker again while it stays
+    """Units down admissible paths to each taker, lightest first (a taker again while it stays
     the lightest), from a member where a label starts that is still at least two heavier; many
     paths per search, as Dinic's blocking flows; whether any unit moved."""
     dead_member, dead_pool = np.zeros(len(loads), dtype=bool), np.zeros(counts.shape[1], dtype=bool)
+    level, started, start_load = paths.source_load(), paths.label == paths.start, loads.copy()
     queue = [(int(loads[m]), m) for m in takers.tolist()]
     heapq.heapify(queue)
     moved = False
     while queue:
         load, taker = heapq.heappop(queue)
-        hops = _admissible_path(layout, counts, loads, paths, taker, dead_member, dead_pool)
+        # a path begins where the taker's label does: a start as heavy as the search found
+        begins = started & (start_load == level[taker]) & (loads >= load + 2)
+        begins[taker] = False
+        if not begins.any():
+            continue
+        hops = _admissible_path(layout, counts, paths, taker, begins, dead_member, dead_pool)
         if not hops:
             continue
+        # as many units as the path carries at its cost, while the taker stays the lightest
+        lighter = queue[0][0] + 1 - load if queue else len(counts)
+        units = max(1, min(_capacity(hops, counts, layout.claimed), (loads[hops[0][1]] - load) // 2, lighter))
         for pool, giver, member in hops:
-            _hand_over(layout, pool, giver, member)
-            counts[giver, pool] -= 1
-            counts[member, pool] += 1
-            loads[giver] -= 1
-            loads[member] += 1
+            for _ in range(units):
+                _hand_over(layout, pool, giver, member)
+            counts[giver, pool] -= units
+            counts[member, pool] += units
+            loads[giver] -= units
+            loads[member] += units
         moved = True
-        heapq.heappush(queue, (load + 1, taker))
+        heapq.heappush(queue, (load + units, taker))
     return moved
+
+
+def _capacity(hops: list[tuple[int, int, int]], counts: np.ndarray, claimed: np.ndarray) -> int:
+    """Units that can go down the path at the cost of its first one."""
+    units = len(counts) * counts.shape[1]
+    for pool, giver, taker in hops:
+        held, owned = int(counts[giver, pool]), int(claimed[giver, pool])
+        units = min(units, held - owned if held > owned else held)
+        held, owned = int(counts[taker, pool]), int(claimed[taker, pool])
+        if held < owned:
+            units = min(units, owned - held)
+    return units
 
 
 def _admissible_path(
     layout: Layout,
     counts: np.ndarray,
-    loads: np.ndarray,
     paths: _Paths,
     taker: int,
+    begins: np.ndarray,
     dead_member: np.ndarray,
     dead_pool: np.ndarray,
 ) -> list[tuple[int, int, int]]:
-    """(pool, giver, taker) hand-overs ending at `taker` over admissible arcs (at the current
-    counts), found depth first backwards from it; none when there is none. Nodes found to lead
-    nowhere are marked dead (for the lightest takers first, so for the heavier ones too)."""
+    """(pool, giver, taker) hand-overs from one of `begins` to `taker` over admissible arcs (at
+    the current counts), found depth first backwards from the taker; none when there is none.
+    Nodes found to lead nowhere are marked dead (for the lightest takers first, so for the
+    heavier ones too)."""
     claimed, eligible = layout.claimed, layout.eligible
-    # the starts still at least two heavier than the taker: where a path may begin
-    begins = (paths.label == paths.start) & (loads >= loads[taker] + 2)
-    begins[taker] = False
+    begun = (counts[begins] > 0).any(axis=0)
     members: list[int] = [taker]
     pools: list[int] = []
-    on_path = np.zeros(len(loads), dtype=bool)
+    on_path, pool_on_path = np.zeros(len(begins), dtype=bool), np.zeros(len(begun), dtype=bool)
     on_path[taker] = True
     while members:
         member = members[-1]
@@ -318,11 +340,11 @@ def _admissible_path(
                 return [(pools[i], members[i + 1], members[i]) for i in reversed(range(len(pools)))]
             # pools handing down to the member on a shortest path, those a start holds first
             take = np.where(counts[member] < claimed[member], -1, 0)
-            tight = eligible[:, member] & ~dead_pool & (paths.pool_label + take == paths.label[member])
-            found = np.setdiff1d(np.flatnonzero(tight), pools, assume_unique=True)
-            if len(found):
-                direct = (counts[begins][:, found] > 0).any(axis=0)
-                pools.append(int(found[direct.argmax()]))
+            tight = eligible[:, member] & ~dead_pool & ~pool_on_path & (paths.pool_label + take == paths.label[member])
+            if tight.any():
+                pool = int((tight & begun).argmax()) if (tight & begun).any() else int(tight.argmax())
+                pools.append(pool)
+                pool_on_path[pool] = True
             else:
                 dead_member[member] = True
                 on_path[members.pop()] = False
@@ -336,7 +358,8 @@ def _admissible_path(
             members.append(giver)
             on_path[giver] = True
         else:
-            dead_pool[pools.pop()] = True
+            pool = pools.pop()
+            dead_pool[pool], pool_on_path[pool] = True, False
     return []
 
 
