@@ -210,16 +210,17 @@ def _repair(layout: Layout, loads: np.ndarray, give_up_at: float) -> bool:
     path still holds (successive shortest paths, many at once). False past MAX_REPAIR_ROUNDS
     rounds, a round that moves nothing, a search that does not settle, or `give_up_at`."""
     counts = layout.counts()
+    costs = _Costs.of(layout, counts)
     for _ in range(MAX_REPAIR_ROUNDS):
         if time.monotonic() > give_up_at:
             return False
-        paths = _Paths.search(layout, counts, loads)
+        paths = _Paths.search(costs, loads)
         if paths is None:
             return False
         takers = np.flatnonzero(paths.source_load() >= loads + 2)
         if not len(takers):
             return True
-        if not _hand_down(layout, counts, loads, paths, takers):
+        if not _hand_down(layout, counts, costs, loads, paths, takers):
             return False
     return False
 
@@ -239,15 +240,13 @@ class _Paths:
     balance: int
 
     @classmethod
-    def search(cls, layout: Layout, counts: np.ndarray, loads: np.ndarray) -> _Paths | None:
-        n, pools = counts.shape
-        balance = n + pools + 2
-        hand, take = _hand_cost(counts, layout.claimed), _take_cost(counts, layout.claimed, layout.eligible)
+    def search(cls, costs: _Costs, loads: np.ndarray) -> _Paths | None:
+        balance = costs.take.shape[0] + costs.take.shape[1] + 2
         member = start = -balance * loads
         for _ in range(MAX_ROUNDS):
             # a pool's label from the members holding it, then the members' from the pools they read
-            pool = (member[:, None] + hand).min(axis=0)
-            cost = (pool[:, None] + take).min(axis=0)
+            pool = (costs.give + member[None, :]).min(axis=1)
+            cost = (costs.take + pool[None, :]).min(axis=1)
             if not (cost < member).any():
                 return cls(member, pool, start, balance)
             member = np.minimum(member, cost)
@@ -258,22 +257,38 @@ class _Paths:
         return -((self.label + self.balance // 2) // self.balance)
 
 
-def _hand_cost(counts: np.ndarray, claimed: np.ndarray) -> np.ndarray:
-    """member -> pool: hands a unit over, a move when only its own ones are left."""
-    return np.where(counts > claimed, 0, np.where(counts > 0, 1, FAR))
+@dataclass
+class _Costs:
+    """The residual arcs' costs in moves, kept up to date as units go down paths."""
+
+    give: np.ndarray
+    """(pools, members): member m hands a unit of pool p over; a move when only its own ones are
+    left, FAR when it holds none."""
+    take: np.ndarray
+    """(members, pools): member m takes a unit of pool p; one back (-1) when its own units of the
+    pool are elsewhere, FAR when it does not read it."""
+
+    @classmethod
+    def of(cls, layout: Layout, counts: np.ndarray) -> _Costs:
+        give = np.where(counts > layout.claimed, 0, np.where(counts > 0, 1, FAR)).T.copy()
+        take = np.where(counts < layout.claimed, -1, np.where(layout.eligible.T, 0, FAR))
+        return cls(give, take)
+
+    def update(self, layout: Layout, counts: np.ndarray, member: int, pool: int) -> None:
+        held, owned = counts[member, pool], layout.claimed[member, pool]
+        self.give[pool, member] = 0 if held > owned else 1 if held > 0 else FAR
+        self.take[member, pool] = -1 if held < owned else 0 if layout.eligible[pool, member] else FAR
 
 
-def _take_cost(counts: np.ndarray, claimed: np.ndarray, eligible: np.ndarray) -> np.ndarray:
-    """pool -> member: takes a unit, one back (-1) when its own units of the pool are elsewhere."""
-    return np.where((counts < claimed).T, -1, np.where(eligible, 0, FAR))
-
-
-def _hand_down(layout: Layout, counts: np.ndarray, loads: np.ndarray, paths: _Paths, takers: np.ndarray) -> bool:
+def _hand_down(
+    layout: Layout, counts: np.ndarray, costs: _Costs, loads: np.ndarray, paths: _Paths, takers: np.ndarray
+) -> bool:
     """Units down admissible paths to each taker, lightest first (a taker again while it stays
     the lightest), from a member where a label starts that is still at least two heavier; many
     paths per search, as Dinic's blocking flows; whether any unit moved."""
     dead_member, dead_pool = np.zeros(len(loads), dtype=bool), np.zeros(counts.shape[1], dtype=bool)
     level, started, start_load = paths.source_load(), paths.label == paths.start, loads.copy()
+    held = counts > 0
     queue = [(int(loads[m]), m) for m in takers.tolist()]
     heapq.heapify(queue)
     moved = False
@@ -284,7 +299,7 @@ def _hand_down(layout: Layout, counts: np.ndarray, loads: np.ndarray, paths: _Pa
         begins[taker] = False
         if not begins.any():
             continue
-        hops = _admissible_path(layout, counts, paths, taker, begins, dead_member, dead_pool)
+        hops = _admissible_path(costs, held, paths, taker, begins, dead_member, dead_pool)
         if not hops:
             continue
         # as many units as the path carries at its cost, while the taker stays the lightest
@@ -295,6 +310,9 @@ def _hand_down(layout: Layout, counts: np.ndarray, loads: np.ndarray, paths: _Pa
                 _hand_over(layout, pool, giver, member)
             counts[giver, pool] -= units
             counts[member, pool] += units
+            held[giver, pool], held[member, pool] = counts[giver, pool] > 0, True
+            costs.update(layout, counts, giver, pool)
+            costs.update(layout, counts, member, pool)
             loads[giver] -= units
             loads[member] += units
         moved = True
@@ -315,8 +333,8 @@ def _capacity(hops: list[tuple[int, int, int]], counts: np.ndarray, claimed: np.
 
 
 def _admissible_path(
-    layout: Layout,
-    counts: np.ndarray,
+    costs: _Costs,
+    held: np.ndarray,
     paths: _Paths,
     taker: int,
     begins: np.ndarray,
@@ -327,8 +345,7 @@ def _admissible_path(
     the current counts), found depth first backwards from the taker; none when there is none.
     Nodes found to lead nowhere are marked dead (for the lightest takers first, so for the
     heavier ones too)."""
-    claimed, eligible = layout.claimed, layout.eligible
-    begun = (counts[begins] > 0).any(axis=0)
+    begun = np.logical_or.reduce(held[begins], axis=0)
     members: list[int] = [taker]
     pools: list[int] = []
     on_path, pool_on_path = np.zeros(len(begins), dtype=bool), np.zeros(len(begun), dtype=bool)
@@ -339,8 +356,7 @@ def _admissible_path(
             if begins[member]:
                 return [(pools[i], members[i + 1], members[i]) for i in reversed(range(len(pools)))]
             # pools handing down to the member on a shortest path, those a start holds first
-            take = np.where(counts[member] < claimed[member], -1, 0)
-            tight = eligible[:, member] & ~dead_pool & ~pool_on_path & (paths.pool_label + take == paths.label[member])
+            tight = ~dead_pool & ~pool_on_path & (paths.pool_label + costs.take[member] == paths.label[member])
             if tight.any():
                 pool = int((tight & begun).argmax()) if (tight & begun).any() else int(tight.argmax())
                 pools.append(pool)
@@ -350,9 +366,7 @@ def _admissible_path(
                 on_path[members.pop()] = False
             continue
         # members holding the pool that hand it down on a shortest path, starts first
-        column = counts[:, pools[-1]]
-        hand = np.where(column > claimed[:, pools[-1]], 0, 1)
-        tight = (column > 0) & ~dead_member & ~on_path & (paths.label + hand == paths.pool_label[pools[-1]])
+        tight = ~dead_member & ~on_path & (paths.label + costs.give[pools[-1]] == paths.pool_label[pools[-1]])
         if tight.any():
             giver = int((tight & begins).argmax()) if (tight & begins).any() else int(tight.argmax())
             members.append(giver)
