@@ -287,16 +287,16 @@ def _hand_down(
     the lightest), from a member where a label starts that is still at least two heavier; many
     paths per search, as Dinic's blocking flows; whether any unit moved."""
     dead_member, dead_pool = np.zeros(len(loads), dtype=bool), np.zeros(counts.shape[1], dtype=bool)
-    level, started, start_load = paths.source_load(), paths.label == paths.start, loads.copy()
+    level, started = paths.source_load(), paths.label == paths.start
+    # a path begins where the taker's label does: a start as heavy as the search found
+    starts = {int(load): started & (loads == load) for load in np.unique(level[takers]).tolist()}
     held = counts > 0
     queue = [(int(loads[m]), m) for m in takers.tolist()]
     heapq.heapify(queue)
     moved = False
     while queue:
         load, taker = heapq.heappop(queue)
-        # a path begins where the taker's label does: a start as heavy as the search found
-        begins = started & (start_load == level[taker]) & (loads >= load + 2)
-        begins[taker] = False
+        begins = starts[int(level[taker])] & (loads >= load + 2)
         if not begins.any():
             continue
         hops = _admissible_path(costs, held, paths, taker, begins, dead_member, dead_pool)
@@ -345,10 +345,10 @@ def _admissible_path(
     the current counts), found depth first backwards from the taker; none when there is none.
     Nodes found to lead nowhere are marked dead (for the lightest takers first, so for the
     heavier ones too)."""
-    begun = np.logical_or.reduce(held[begins], axis=0)
+    begun: np.ndarray | None = None
     members: list[int] = [taker]
     pools: list[int] = []
-    on_path, pool_on_path = np.zeros(len(begins), dtype=bool), np.zeros(len(begun), dtype=bool)
+    on_path, pool_on_path = np.zeros(len(begins), dtype=bool), np.zeros(held.shape[1], dtype=bool)
     on_path[taker] = True
     while members:
         member = members[-1]
@@ -357,8 +357,12 @@ def _admissible_path(
                 return [(pools[i], members[i + 1], members[i]) for i in reversed(range(len(pools)))]
             # pools handing down to the member on a shortest path, those a start holds first
             tight = ~dead_pool & ~pool_on_path & (paths.pool_label + costs.take[member] == paths.label[member])
-            if tight.any():
-                pool = int((tight & begun).argmax()) if (tight & begun).any() else int(tight.argmax())
+            found = np.flatnonzero(tight)
+            if len(found):
+                if len(found) > 1:
+                    begun = np.logical_or.reduce(held[begins], axis=0) if begun is None else begun
+                    found = found[begun[found]] if begun[found].any() else found
+                pool = int(found[0])
                 pools.append(pool)
                 pool_on_path[pool] = True
             else:
