@@ -34,6 +34,10 @@ MAX_REPAIR_ROUNDS = 64
 """rounds of hand-over chains at most (one search over the (members x topics) tables each, then
 many chains along it): partitions added to a tenth of the topics of a 1M x 2,000 group, where
 about 1,900 members need a chain, take a few."""
+PLACING_ROUNDS = 8
+"""unclaimed units are placed in this many rounds over their pools, a share of each pool's per
+round, so that no pool's readers fill up before the others' get theirs (as one water-filling over
+all pools would)."""
 MAX_UNBALANCED_SHARE = 0.01
 """members that could pass partitions down to a lighter one before the event, at most (a share of
 all): the previous assignment was balanced, give or take."""
@@ -147,18 +151,27 @@ def _layout(index: ConsumerIndex) -> Layout | None:
 
 def _place_unclaimed(layout: Layout, unclaimed: np.ndarray, loads: np.ndarray) -> None:
     """Unclaimed units (a leaver's, new partitions) fill the least loaded eligible members, pool by
-    pool, the pools read by the fewest members first; each pool's units in ascending order."""
+    pool, the pools read by the fewest members first; each pool's units in ascending order (in
+    up to PLACING_ROUNDS rounds, a share of each pool's units per round)."""
     if not len(unclaimed):
         return
     pools, starts = np.unique(layout.pool[unclaimed], return_index=True)
     ends = np.append(starts[1:], len(unclaimed))
     readers = layout.eligible[pools].sum(axis=1)
-    for i in np.lexsort((pools, readers)).tolist():
-        units = unclaimed[starts[i] : ends[i]]
-        members = np.flatnonzero(layout.eligible[pools[i]])
-        counts = water_fill(loads[members], len(units))
-        layout.owner[units] = np.repeat(members, counts)
-        loads[members] += counts
+    order = np.lexsort((pools, readers)).tolist()
+    # in rounds when each member is to take several (partitions added), else in one (a leaver's)
+    rounds = int(min(PLACING_ROUNDS, -(-len(unclaimed) // layout.member_count)))
+    for part in range(rounds):
+        for i in order:
+            # this round's share of the pool's units
+            size = ends[i] - starts[i]
+            units = unclaimed[starts[i] + size * part // rounds : starts[i] + size * (part + 1) // rounds]
+            if not len(units):
+                continue
+            members = np.flatnonzero(layout.eligible[pools[i]])
+            counts = water_fill(loads[members], len(units))
+            layout.owner[units] = np.repeat(members, counts)
+            loads[members] += counts
 
 
 def water_fill(loads: np.ndarray, k: int) -> np.ndarray:
