@@ -1,15 +1,15 @@
 """Proven-optimal answers that start from the previous assignment and touch only what must move.
 
-When the previous assignment was already balanced (stickyd's own optimum) and one event happened
-(a member left, a member joined, partitions were added), the optimum is usually the previous
-assignment plus the event's consequences: the leaver's and the new partitions go to the least
-loaded members reading their topics, a joiner takes units from the most loaded members holding
-its topics, and a few chains of hand-overs (A gives a unit of t to B, B one of u to C) even out
-what eligibility keeps apart. This module builds that candidate in time proportional to what
-moves, then proves it optimal (stickyd.solvers.consumer.incremental_proof: no negative cycle in
-its residual graph; the needless moves it still makes cancelled first,
-stickyd.solvers.consumer.incremental_moves) or gives up, and the dispatcher runs the full
-min-cost flow (solvers/consumer/flow.py) as before.
+When the previous assignment was already balanced (stickyd's own optimum) and one event happened (a
+member left, a member joined, partitions were added), the optimum is usually the previous assignment
+plus the event's consequences: the leaver's and the new partitions go to the least loaded members
+reading their topics, a joiner takes units from the most loaded members holding its topics, and
+chains of hand-overs (A gives a unit of t to B, B one of u to C) even out what eligibility keeps
+apart: hundreds of them per round, along the shortest paths of one search. This module builds that
+candidate in time proportional to what moves, then proves it optimal
+(stickyd.solvers.consumer.incremental_proof: no negative cycle in its residual graph; the needless
+moves it still makes cancelled first, stickyd.solvers.consumer.incremental_moves) or gives up, and
+the dispatcher runs the full min-cost flow (solvers/consumer/flow.py) as before.
 
 Scope: every topic plain (no co-partitioning, no racks: one unit is one partition), balance
 `count` with max_imbalance 0. Anything else returns None.
