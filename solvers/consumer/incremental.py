@@ -32,8 +32,8 @@ MIN_UNITS = 10_000
 answer stays the one it always gave, byte for byte, among equally optimal ones."""
 MAX_REPAIR_ROUNDS = 64
 """rounds of hand-over chains at most (one search over the (members x topics) tables each, then
-many chains along it): partitions added to a tenth of the topics of a 1M x 2,000 group, where
-about 1,900 members need a chain, take a few."""
+many chains along it): partitions added to a tenth of the topics of a 1M x 2,000 group take
+four."""
 PLACING_ROUNDS = 8
 """unclaimed units are placed in this many rounds over their pools, a share of each pool's per
 round, so that no pool's readers fill up before the others' get theirs (as one water-filling over
