@@ -1,15 +1,15 @@
 """Proven-optimal answers that start from the previous assignment and touch only what must move.
 
-When the previous assignment was already balanced (stickyd's own optimum) and one event happened
-(a member left, a member joined, partitions were added), the optimum is usually the previous
-assignment plus the event's consequences: the leaver's and the new partitions go to the least
-loaded members reading their topics, a joiner takes units from the most loaded members holding
-its topics, and a few chains of hand-overs (A gives a unit of t to B, B one of u to C) even out
-what eligibility keeps apart. This module builds that candidate in time proportional to what
-moves, then proves it optimal (stickyd.solvers.consumer.incremental_proof: no negative cycle in
-its residual graph; the needless moves it still makes cancelled first,
-stickyd.solvers.consumer.incremental_moves) or gives up, and the dispatcher runs the full
-min-cost flow (solvers/consumer/flow.py) as before.
+When the previous assignment was already balanced (stickyd's own optimum) and one event happened (a
+member left, a member joined, partitions were added), the optimum is usually the previous assignment
+plus the event's consequences: the leaver's and the new partitions go to the least loaded members
+reading their topics, a joiner takes units from the most loaded members holding its topics, and
+chains of hand-overs (A gives a unit of t to B, B one of u to C) even out what eligibility keeps
+apart: hundreds of them per round, along the shortest paths of one search. This module builds that
+candidate in time proportional to what moves, then proves it optimal
+(stickyd.solvers.consumer.incremental_proof: no negative cycle in its residual graph; the needless
+moves it still makes cancelled first, stickyd.solvers.consumer.incremental_moves) or gives up, and
+the dispatcher runs the full min-cost flow (solvers/consumer/flow.py) as before.
 
 Scope: every topic plain (no co-partitioning, no racks: one unit is one partition), balance
 `count` with max_imbalance 0. Anything else returns None.
@@ -17,6 +17,7 @@ Scope: every topic plain (no co-partitioning, no racks: one unit is one partitio
 
 from __future__ import annotations
 
+import heapq
 import time
 from dataclasses import dataclass
 
@@ -24,15 +25,19 @@ import numpy as np
 
 from stickyd.models.consumer.index import ConsumerIndex
 from stickyd.solvers.consumer.incremental_moves import aggregate, realize, settle
-from stickyd.solvers.consumer.incremental_proof import least_reachable
+from stickyd.solvers.consumer.incremental_proof import FAR, MAX_ROUNDS, least_reachable
 
 MIN_UNITS = 10_000
 """units from which the dispatcher tries this first: below, the full flow takes a few ms and its
 answer stays the one it always gave, byte for byte, among equally optimal ones."""
-MAX_REPAIRS = 256
-"""hand-over chains the candidate may still need for balance, and members that need one, at most:
-each chain is a search over the (members x topics) tables, so past this the full flow is cheaper
-(partitions added to a tenth of the topics of a 1M x 2,000 group: about 1,900 members need one)."""
+MAX_REPAIR_ROUNDS = 64
+"""rounds of hand-over chains at most (one search over the (members x topics) tables each, then
+many chains along it): partitions added to a tenth of the topics of a 1M x 2,000 group take
+four."""
+PLACING_ROUNDS = 8
+"""unclaimed units are placed in this many rounds over their pools, a share of each pool's per
+round, so that no pool's readers fill up before the others' get theirs (as one water-filling over
+all pools would)."""
 MAX_UNBALANCED_SHARE = 0.01
 """members that could pass partitions down to a lighter one before the event, at most (a share of
 all): the previous assignment was balanced, give or take."""
@@ -146,18 +151,27 @@ def _layout(index: ConsumerIndex) -> Layout | None:
 
 def _place_unclaimed(layout: Layout, unclaimed: np.ndarray, loads: np.ndarray) -> None:
     """Unclaimed units (a leaver's, new partitions) fill the least loaded eligible members, pool by
-    pool, the pools read by the fewest members first; each pool's units in ascending order."""
+    pool, the pools read by the fewest members first; each pool's units in ascending order (in
+    up to PLACING_ROUNDS rounds, a share of each pool's units per round)."""
     if not len(unclaimed):
         return
     pools, starts = np.unique(layout.pool[unclaimed], return_index=True)
     ends = np.append(starts[1:], len(unclaimed))
     readers = layout.eligible[pools].sum(axis=1)
-    for i in np.lexsort((pools, readers)).tolist():
-        units = unclaimed[starts[i] : ends[i]]
-        members = np.flatnonzero(layout.eligible[pools[i]])
-        counts = water_fill(loads[members], len(units))
-        layout.owner[units] = np.repeat(members, counts)
-        loads[members] += counts
+    order = np.lexsort((pools, readers)).tolist()
+    # in rounds when each member is to take several (partitions added), else in one (a leaver's)
+    rounds = int(min(PLACING_ROUNDS, -(-len(unclaimed) // layout.member_count)))
+    for part in range(rounds):
+        for i in order:
+            # this round's share of the pool's units
+            size = ends[i] - starts[i]
+            units = unclaimed[starts[i] + size * part // rounds : starts[i] + size * (part + 1) // rounds]
+            if not len(units):
+                continue
+            members = np.flatnonzero(layout.eligible[pools[i]])
+            counts = water_fill(loads[members], len(units))
+            layout.owner[units] = np.repeat(members, counts)
+            loads[members] += counts
 
 
 def water_fill(loads: np.ndarray, k: int) -> np.ndarray:
@@ -203,60 +217,180 @@ def _take_for_joiner(layout: Layout, joiner: int, loads: np.ndarray) -> None:
 
 
 def _repair(layout: Layout, loads: np.ndarray, give_up_at: float) -> bool:
-    """Hand units down chains (each the fewest hand-overs from a heavy member to the lightest of
-    the nearest members two lighter), heaviest members first, until no chain improves the balance;
-    False past MAX_REPAIRS chains or `give_up_at` (time.monotonic)."""
+    """Hand units down chains until no chain improves the balance, in rounds: each round one
+    shortest-path search from every member at once (`_Paths`), then a unit down the path to every
+    member at least two lighter than the heaviest member reaching it, lightest first, while the
+    path still holds (successive shortest paths, many at once). False past MAX_REPAIR_ROUNDS
+    rounds, a round that moves nothing, a search that does not settle, or `give_up_at`."""
     counts = layout.counts()
-    repairs = 0
-    while True:
-        reach = least_reachable(layout.eligible, counts > 0, loads)
-        if reach is None:
+    costs = _Costs.of(layout, counts)
+    for _ in range(MAX_REPAIR_ROUNDS):
+        if time.monotonic() > give_up_at:
             return False
-        heavy = np.flatnonzero(reach <= loads - 2)
-        if not len(heavy):
+        paths = _Paths.search(costs, loads)
+        if paths is None:
+            return False
+        takers = np.flatnonzero(paths.source_load() >= loads + 2)
+        if not len(takers):
             return True
-        for start in heavy[np.argsort(-loads[heavy], kind="stable")].tolist():
-            if repairs >= MAX_REPAIRS or time.monotonic() > give_up_at:
-                return False
-            for pool, giver, taker in _chain(layout.eligible, counts, loads, start):
-                _hand_over(layout, pool, giver, taker)
-                counts[giver, pool] -= 1
-                counts[taker, pool] += 1
-                loads[giver] -= 1
-                loads[taker] += 1
-            repairs += 1
+        if not _hand_down(layout, counts, costs, loads, paths, takers):
+            return False
+    return False
 
 
-def _chain(eligible: np.ndarray, counts: np.ndarray, loads: np.ndarray, start: int) -> list[tuple[int, int, int]]:
-    """(pool, giver, taker) hand-overs from `start` to the lightest of the nearest members at
-    least two lighter (none when there is none now), by breadth-first search over members and
-    the pools they hold."""
-    n, pools = counts.shape
-    seen_member, seen_pool = np.zeros(n, dtype=bool), np.zeros(pools, dtype=bool)
-    seen_member[start] = True
-    member_parent, pool_parent = np.full(n, -1), np.full(pools, -1)
-    frontier = np.array([start])
-    while len(frontier):
-        # pools the frontier holds, then their readers not seen yet
-        held = counts[frontier] > 0
-        found = np.flatnonzero(held.any(axis=0) & ~seen_pool)
-        if not len(found):
-            break
-        pool_parent[found] = frontier[held[:, found].argmax(axis=0)]
-        seen_pool[found] = True
-        readers = eligible[found]
-        frontier = np.flatnonzero(readers.any(axis=0) & ~seen_member)
-        member_parent[frontier] = found[readers[:, frontier].argmax(axis=0)]
-        seen_member[frontier] = True
-        light = frontier[loads[frontier] <= loads[start] - 2]
-        if len(light):
-            hops, member = [], int(light[np.argmin(loads[light])])
-            while member != start:
-                pool = int(member_parent[member])
-                giver = int(pool_parent[pool])
-                hops.append((pool, giver, member))
-                member = giver
-            return hops[::-1]
+@dataclass
+class _Paths:
+    """Bellman-Ford over members and pools from every member at once, a member m starting at
+    -B L(m): a member's label is then -B times the heaviest load that can pass a unit down to it,
+    plus the fewest moves that takes (hand-overs of a member's own unit, less those that bring a
+    unit back to its former owner), B above any count of moves. The labels are potentials: an
+    arc whose cost is the difference of its ends' labels lies on a shortest path (admissible)."""
+
+    label: np.ndarray
+    pool_label: np.ndarray
+    start: np.ndarray
+    """per member: its label's start, -B L(m) for the loads of the search."""
+    balance: int
+
+    @classmethod
+    def search(cls, costs: _Costs, loads: np.ndarray) -> _Paths | None:
+        balance = costs.take.shape[0] + costs.take.shape[1] + 2
+        member = start = -balance * loads
+        for _ in range(MAX_ROUNDS):
+            # a pool's label from the members holding it, then the members' from the pools they read
+            pool = (costs.give + member[None, :]).min(axis=1)
+            cost = (costs.take + pool[None, :]).min(axis=1)
+            if not (cost < member).any():
+                return cls(member, pool, start, balance)
+            member = np.minimum(member, cost)
+        return None
+
+    def source_load(self) -> np.ndarray:
+        """per member: the heaviest load that can pass a unit down to it (its own at least)."""
+        return -((self.label + self.balance // 2) // self.balance)
+
+
+@dataclass
+class _Costs:
+    """The residual arcs' costs in moves, kept up to date as units go down paths."""
+
+    give: np.ndarray
+    """(pools, members): member m hands a unit of pool p over; a move when only its own ones are
+    left, FAR when it holds none."""
+    take: np.ndarray
+    """(members, pools): member m takes a unit of pool p; one back (-1) when its own units of the
+    pool are elsewhere, FAR when it does not read it."""
+
+    @classmethod
+    def of(cls, layout: Layout, counts: np.ndarray) -> _Costs:
+        give = np.where(counts > layout.claimed, 0, np.where(counts > 0, 1, FAR)).T.copy()
+        take = np.where(counts < layout.claimed, -1, np.where(layout.eligible.T, 0, FAR))
+        return cls(give, take)
+
+    def update(self, layout: Layout, counts: np.ndarray, member: int, pool: int) -> None:
+        held, owned = counts[member, pool], layout.claimed[member, pool]
+        self.give[pool, member] = 0 if held > owned else 1 if held > 0 else FAR
+        self.take[member, pool] = -1 if held < owned else 0 if layout.eligible[pool, member] else FAR
+
+
+def _hand_down(
+    layout: Layout, counts: np.ndarray, costs: _Costs, loads: np.ndarray, paths: _Paths, takers: np.ndarray
+) -> bool:
+    """Units down admissible paths to each taker, lightest first (a taker again while it stays
+    the lightest), from a member where a label starts that is still at least two heavier; many
+    paths per search, as Dinic's blocking flows; whether any unit moved."""
+    dead_member, dead_pool = np.zeros(len(loads), dtype=bool), np.zeros(counts.shape[1], dtype=bool)
+    level, started = paths.source_load(), paths.label == paths.start
+    # a path begins where the taker's label does: a start as heavy as the search found
+    starts = {int(load): started & (loads == load) for load in np.unique(level[takers]).tolist()}
+    held = counts > 0
+    queue = [(int(loads[m]), m) for m in takers.tolist()]
+    heapq.heapify(queue)
+    moved = False
+    while queue:
+        load, taker = heapq.heappop(queue)
+        begins = starts[int(level[taker])] & (loads >= load + 2)
+        if not begins.any():
+            continue
+        hops = _admissible_path(costs, held, paths, taker, begins, dead_member, dead_pool)
+        if not hops:
+            continue
+        # as many units as the path carries at its cost, while the taker stays the lightest
+        lighter = queue[0][0] + 1 - load if queue else len(counts)
+        units = max(1, min(_capacity(hops, counts, layout.claimed), (loads[hops[0][1]] - load) // 2, lighter))
+        for pool, giver, member in hops:
+            for _ in range(units):
+                _hand_over(layout, pool, giver, member)
+            counts[giver, pool] -= units
+            counts[member, pool] += units
+            held[giver, pool], held[member, pool] = counts[giver, pool] > 0, True
+            costs.update(layout, counts, giver, pool)
+            costs.update(layout, counts, member, pool)
+            loads[giver] -= units
+            loads[member] += units
+        moved = True
+        heapq.heappush(queue, (load + units, taker))
+    return moved
+
+
+def _capacity(hops: list[tuple[int, int, int]], counts: np.ndarray, claimed: np.ndarray) -> int:
+    """Units that can go down the path at the cost of its first one."""
+    units = len(counts) * counts.shape[1]
+    for pool, giver, taker in hops:
+        held, owned = int(counts[giver, pool]), int(claimed[giver, pool])
+        units = min(units, held - owned if held > owned else held)
+        held, owned = int(counts[taker, pool]), int(claimed[taker, pool])
+        if held < owned:
+            units = min(units, owned - held)
+    return units
+
+
+def _admissible_path(
+    costs: _Costs,
+    held: np.ndarray,
+    paths: _Paths,
+    taker: int,
+    begins: np.ndarray,
+    dead_member: np.ndarray,
+    dead_pool: np.ndarray,
+) -> list[tuple[int, int, int]]:
+    """(pool, giver, taker) hand-overs from one of `begins` to `taker` over admissible arcs (at
+    the current counts), found depth first backwards from the taker; none when there is none.
+    Nodes found to lead nowhere are marked dead (for the lightest takers first, so for the
+    heavier ones too)."""
+    begun: np.ndarray | None = None
+    members: list[int] = [taker]
+    pools: list[int] = []
+    on_path, pool_on_path = np.zeros(len(begins), dtype=bool), np.zeros(held.shape[1], dtype=bool)
+    on_path[taker] = True
+    while members:
+        member = members[-1]
+        if len(members) > len(pools):
+            if begins[member]:
+                return [(pools[i], members[i + 1], members[i]) for i in reversed(range(len(pools)))]
+            # pools handing down to the member on a shortest path, those a start holds first
+            tight = ~dead_pool & ~pool_on_path & (paths.pool_label + costs.take[member] == paths.label[member])
+            found = np.flatnonzero(tight)
+            if len(found):
+                if len(found) > 1:
+                    begun = np.logical_or.reduce(held[begins], axis=0) if begun is None else begun
+                    found = found[begun[found]] if begun[found].any() else found
+                pool = int(found[0])
+                pools.append(pool)
+                pool_on_path[pool] = True
+            else:
+                dead_member[member] = True
+                on_path[members.pop()] = False
+            continue
+        # members holding the pool that hand it down on a shortest path, starts first
+        tight = ~dead_member & ~on_path & (paths.label + costs.give[pools[-1]] == paths.pool_label[pools[-1]])
+        if tight.any():
+            giver = int((tight & begins).argmax()) if (tight & begins).any() else int(tight.argmax())
+            members.append(giver)
+            on_path[giver] = True
+        else:
+            pool = pools.pop()
+            dead_pool[pool], pool_on_path[pool] = True, False
     return []
 
 

@@ -29,3 +29,5 @@ def test_rows_show_the_incremental_path_beside_the_full_flow(monkeypatch: pytest
     cells = {tuple(c.strip() for c in line.strip("|").split("|")[2:4]): line for line in lines}
     leave = [c.strip() for c in cells[("unequal", "leave")].strip("|").split("|")]
     assert leave[4] == "incremental" and leave[5] == "yes" and leave[8] == "min-cost-flow", leave
+    added = [c.strip() for c in cells[("unequal", "partitions-added")].strip("|").split("|")]
+    assert added[4] == "incremental" and added[5] == "yes" and added[8] == "min-cost-flow", added

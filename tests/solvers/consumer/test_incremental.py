@@ -21,7 +21,7 @@ from stickyd.solvers import solve_consumer
 from stickyd.solvers.consumer.classes import build_classes
 from stickyd.solvers.consumer.dispatch import _uniform_unit_weights
 from stickyd.solvers.consumer.flow import solve_min_cost_flow
-from stickyd.solvers.consumer.incremental import Layout, solve_incremental, water_fill
+from stickyd.solvers.consumer.incremental import Layout, _repair, solve_incremental, water_fill
 from stickyd.solvers.consumer.incremental_moves import _cost, aggregate, realize, settle
 from stickyd.solvers.consumer.incremental_proof import FAR, least_reachable, negative_cycle
 from stickyd.solvers.consumer.result import build_solution
@@ -30,7 +30,7 @@ from tests.conftest import assert_valid
 from tests.solvers.consumer.reference import reference_objective
 from tests.solvers.consumer.test_properties import _squares
 
-EVENTS = ("leave", "join", "partitions-added")
+EVENTS = ("leave", "join", "partitions-added", "partitions-grown")
 INCREMENTAL = Outcome(strategy="optimal", solver="incremental", optimal=True)
 FLOW = Outcome(strategy="optimal", solver="min-cost-flow", optimal=True)
 
@@ -53,9 +53,12 @@ def after_event(rng: random.Random, before: dict[str, Any], event: str) -> dict[
         members.pop(rng.randrange(len(members)))
     elif event == "join":
         members.append({"id": "m-new", "topics": rng.sample(names, rng.randint(1, len(names)))})
-    else:
+    elif event == "partitions-added":
         for t in rng.sample(names, rng.randint(1, len(names))):
             topics[t] += rng.randint(1, 4)
+    else:  # a few topics grow by up to a half: their readers pass units down chains to the others
+        for t in rng.sample(names, max(1, len(names) // 3)):
+            topics[t] += rng.randint(1, max(1, topics[t] // 2))
     return {"topics": topics, "members": members}
 
 
@@ -135,6 +138,44 @@ def test_the_dispatcher_answers_a_large_leave_incrementally_and_as_the_flow_does
     assert full.stats.solver == "min-cost-flow"
     assert_valid(problem, full)
     assert (_squares(fast), fast.stats.moves) == (_squares(full), full.stats.moves)
+
+
+def grown_by_a_tenth(rng: random.Random, topics: int, members: int, partitions: int) -> dict[str, Any]:
+    """Members reading about a quarter of the topics, solved to stickyd's optimum, then a tenth of
+    the topics grow by a tenth (the bench's partitions-added event)."""
+    before = group_before(rng, topics, members, partitions)
+    names = list(before["topics"])
+    for member in before["members"]:
+        member["topics"] = [t for t in names if rng.random() < 0.25] or [names[0]]
+    answer = solve_consumer(before).assignment
+    people = [{**m, "owned": answer.get(m["id"], {}), "generation": 1} for m in before["members"]]
+    grown = dict(before["topics"])
+    for t in rng.sample(names, topics // 10):
+        grown[t] += max(1, grown[t] // 10)
+    return {"topics": grown, "members": people}
+
+
+@pytest.mark.parametrize("seed", [0, 2])
+def test_partitions_added_that_need_hundreds_of_chains_are_answered_incrementally(seed: int) -> None:
+    """100 topics, 300 members, 110k partitions: the readers of the grown topics pass units down
+    chains to hundreds of members, in a few rounds of one search each; as good as the full flow."""
+    problem = grown_by_a_tenth(random.Random(seed), 100, 300, 2_000)
+    owners = incremental(problem)
+    assert owners is not None
+    assert figures(problem, owners, INCREMENTAL) == figures(problem, full_flow(problem), FLOW)
+
+
+def test_a_round_hands_units_down_a_chain_to_the_lightest_member() -> None:
+    """Member 0 (3 units of topic 0) reaches member 2 (none) only through member 1 (topic 1): one
+    round hands a unit of topic 0 to member 1 and one of topic 1 to member 2, and no chain is left."""
+    eligible = [[True, True, False], [False, True, True]]
+    layout = _layout([0, 0, 0, 1, 1], [0, 0, 0, 1, 1], [0, 0, 0, 1, 1], eligible)
+    loads = layout.loads()
+    assert _repair(layout, loads, float("inf"))
+    assert loads.tolist() == [2, 2, 1] == layout.loads().tolist()
+    assert layout.counts().tolist() == [[2, 0], [1, 1], [0, 1]]
+    reach = least_reachable(layout.eligible, layout.held(), loads)
+    assert reach is not None and (reach >= loads - 1).all()
 
 
 FAR_FROM_BALANCE: dict[str, Any] = {
