@@ -68,13 +68,25 @@ class Outcome:
 
 
 def run_kafka(
-    problem_file: Path, assignors: list[str], *, large: bool, cap_s: float, env: dict[str, str] | None = None
+    problem_file: Path,
+    assignors: list[str],
+    *,
+    large: bool,
+    cap_s: float,
+    env: dict[str, str] | None = None,
+    as_broker: bool = False,
 ) -> dict[str, Outcome]:
     """`ConsumerAssignorBench` on the file for the assignors, in one JVM, stopped after cap_s (then
-    every one of them is reported capped). `env`: added to the JVM's environment (stickyd's address)."""
+    every one of them is reported capped). `env`: added to the JVM's environment (stickyd's address).
+    `as_broker`: the JVM as a broker runs it (kafka-run-class's G1 settings) and, at every size, two
+    untimed calls before the faster of three timed ones, as in a broker that has assigned before."""
     heap = "-Xmx6g" if large else "-Xmx1g"
     rounds, warm_ups = ("1", "1") if large else ("2", "3")
-    command = ["java", heap, "-XX:+UseSerialGC", "-cp", APP_CLASSPATH, BENCH_CLASS, str(problem_file)]
+    gc = ["-XX:+UseSerialGC"]
+    if as_broker:
+        rounds, warm_ups = ("3", "2") if large else ("3", "3")
+        gc = ["-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35"]
+    command = ["java", heap, *gc, "-cp", APP_CLASSPATH, BENCH_CLASS, str(problem_file)]
     try:
         done = subprocess.run(
             [*command, ",".join(assignors), rounds, warm_ups],

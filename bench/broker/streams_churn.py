@@ -219,7 +219,8 @@ def verdict(steps: list[Step]) -> list[str]:
     saved = 1 - total_ours / total_theirs if total_theirs else 0.0
     lines.append(
         f"\nState moved over the churn: stickyd {total_ours:,} records, built-in sticky {total_theirs:,} "
-        f"({saved:.0%} less; target at least 30%: {'met' if saved >= 0.3 else '**miss**'})."
+        f"({abs(saved):.0%} {'less' if saved >= 0 else 'more'}; target at least 30% less: "
+        f"{'met' if saved >= 0.3 else '**miss**'})."
     )
     return lines
 

@@ -11,8 +11,8 @@ joins / partitions are added, previous owners as Kafka's range and round-robin a
 them and as a sticky history with 3% noise (`--layouts`).
 
 - Kafka UniformAssignor and the plug-in: plugins/kafka's test class `ConsumerAssignorBench` (built
-  by `mvn package`), one JVM per instance, warm (3 untimed calls at 10k, 1 at 1M), the faster of
-  `--rounds` timed calls. The plug-in's time is `StickydConsumerGroupAssignor.assign()` against a
+  by `mvn package`), one JVM per instance with a broker's G1 settings (kafka-run-class.sh), warm
+  (3 untimed calls at 10k, 2 at 1M), the fastest of 3 timed calls. The plug-in's time is `StickydConsumerGroupAssignor.assign()` against a
   warm `stickyd serve` (one solver process) on loopback: building the request, HTTP, the service,
   reading and checking the answer. Ratio: plug-in (compact) over UniformAssignor.
 - service alone: the same request POSTed by this process to the same service, as the compact body
@@ -81,7 +81,7 @@ def one_row(label: tuple[str, str, str, str], problem: dict[str, Any], tmp: Path
     compact_body = encode_request(problem)
     problem_file = write_problem_json(problem, tmp / "problem.json")
     env = {"STICKYD_URL": args.url, "STICKYD_TIMEOUT_MS": str(args.timeout_ms)}
-    out = run_kafka(problem_file, list(ASSIGNORS), large=partitions >= LARGE, cap_s=args.cap_s, env=env)
+    out = run_kafka(problem_file, list(ASSIGNORS), large=partitions >= LARGE, cap_s=args.cap_s, env=env, as_broker=True)
     uniform, plugin, plugin_json = (out[a] for a in ASSIGNORS)
     alone_compact, answer_compact = service_alone(args.url, compact_body, MEDIA_TYPE, args.rounds)
     alone_json, answer_json = service_alone(args.url, json_body, "application/json", args.rounds)
