@@ -12,9 +12,10 @@ them and as a sticky history with 3% noise (`--layouts`).
 
 - Kafka UniformAssignor and the plug-in: plugins/kafka's test class `ConsumerAssignorBench` (built
   by `mvn package`), one JVM per instance with a broker's G1 settings (kafka-run-class.sh), warm
-  (3 untimed calls at 10k, 2 at 1M), the fastest of 3 timed calls. The plug-in's time is `StickydConsumerGroupAssignor.assign()` against a
-  warm `stickyd serve` (one solver process) on loopback: building the request, HTTP, the service,
-  reading and checking the answer. Ratio: plug-in (compact) over UniformAssignor.
+  (3 untimed calls at 10k, 2 at 1M), the fastest of 3 timed calls. The plug-in's time is
+  `StickydConsumerGroupAssignor.assign()` against a warm `stickyd serve` (one solver process) on
+  loopback: building the request, HTTP, the service, reading and checking the answer. Ratio:
+  plug-in (compact) over UniformAssignor.
 - service alone: the same request POSTed by this process to the same service, as the compact body
   and as JSON, the faster of `--rounds`; bytes: request and answer sizes in each encoding.
 """
