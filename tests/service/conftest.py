@@ -25,7 +25,7 @@ def claimed_problem(
     """`topics` topics of 1,000 partitions; each member reads three topics in four and claims every
     third partition of one topic (with `stale_generations`, every other member's claims are a
     generation behind): receiving, parsing, indexing and solving 50,000 partitions take a solver
-    process tens of ms, 200,000 with strategy sticky about a second."""
+    process tens of ms, 200,000 with strategy sticky about half a second."""
     options: dict[str, Any] = {"time_limit_ms": limit_ms}
     if strategy is not None:
         options["strategy"] = strategy

@@ -28,9 +28,10 @@ from tests.service.conftest import claimed_problem
 GRACE_S = 1.0
 
 
-def _busy_problem(limit_ms: int) -> dict[str, Any]:
-    """200,000 partitions, 400 members with claims: seconds of parsing, indexing and solving."""
-    return claimed_problem(200, 400, limit_ms, strategy="sticky")
+def _busy_problem(limit_ms: int, topics: int = 200) -> dict[str, Any]:
+    """`topics` x 1,000 partitions, 400 members with claims: 200,000 take a solver process about
+    half a second of parsing, indexing and solving, 600,000 about two."""
+    return claimed_problem(topics, 400, limit_ms, strategy="sticky")
 
 
 def _post_in_background(url: str, body: bytes) -> threading.Thread:
@@ -76,7 +77,7 @@ def test_sigterm_with_solves_in_flight_exits_within_the_grace() -> None:
 
 def test_a_client_that_disconnects_frees_its_solver_process_within_250ms(one_worker_service: ServiceProcess) -> None:
     service = one_worker_service
-    body = json.dumps(_busy_problem(20_000)).encode()
+    body = json.dumps(_busy_problem(20_000, topics=600)).encode()
     url = urlparse(service.url)
     with socket.create_connection((url.hostname, url.port), timeout=10) as sock:
         head = (
