@@ -67,12 +67,14 @@ AFTER_S_FIXED = 0.003
 AFTER_S_PER_PARTITION = 0.3e-6
 """after the optimal solver, per partition: the check, the solution and its JSON answer (measured
 0.16-0.25 us at 100k-1M partitions, 0.3-0.5 at 10k with the fixed part)."""
-INCREMENTAL_SHARE_OF_FLOW = 0.1
+INCREMENTAL_SHARE_OF_FLOW = 0.3
 """the incremental path (solvers/consumer/incremental.py) gives up after this part of the full flow's
-estimate: when it cannot prove its answer (say, after Kafka's assignors) the request costs at most
-a tenth of the estimate more; when it can (a leave or a join after stickyd's own optimum, 1M
-partitions x 2,000 members: about 3% of the estimate; partitions added to a tenth of the topics,
-about 670 chains in four rounds: about 7%) it answers within it."""
+estimate: when it cannot prove its answer the request costs at most that much more (after Kafka's
+assignors it sees at once that the claims are far from balanced and leaves in a few percent); when
+it can (a leave or a join after stickyd's own optimum, 1M partitions x 2,000 members: about 4% of
+the estimate on a quiet machine, 10% with the other core busy; partitions added to a tenth of the
+topics, about 670 chains in four rounds: about 7% quiet) it answers within it, with room for a
+busy machine (at a tenth, a leave at 1M ran past it and paid for the full flow as well)."""
 MIN_MEASURED_CPU_S = 0.002
 """below this much CPU time since the dispatcher started, wall over CPU says too little:"""
 UNMEASURED_SLOWDOWN = 2.0

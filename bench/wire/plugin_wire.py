@@ -8,7 +8,9 @@ the bytes on the wire.
 
 Instances: `bench.layouts.kafka_like_problem`, equal and unequal subscriptions, a member leaves /
 joins / partitions are added, previous owners as Kafka's range and round-robin assignments leave
-them and as a sticky history with 3% noise (`--layouts`).
+them and as a sticky history with 3% noise, and as stickyd's own answer leaves them (`stickyd`: the
+group solved by stickyd, then the event; what a broker that assigns with the plug-in holds)
+(`--layouts`).
 
 - Kafka UniformAssignor and the plug-in: plugins/kafka's test class `ConsumerAssignorBench` (built
   by `mvn package`), one JVM per instance with a broker's G1 settings (kafka-run-class.sh), warm
@@ -31,6 +33,7 @@ from typing import Any
 
 import httpx
 
+from bench.incremental.events import after_optimum
 from bench.kafka_assignors import LARGE, Outcome, run_kafka, stickyd_env
 from bench.layouts import EVENTS, SHAPES, contract_json_bytes, kafka_like_problem, write_problem_json
 from bench.results import write_section
@@ -39,7 +42,7 @@ from stickyd.models.consumer.compact import MEDIA_TYPE
 from stickyd.models.consumer.compact_codec import encode_request
 
 SIZES = [(10_000, 1_000), (1_000_000, 2_000)]
-LAYOUTS = ("range", "roundrobin", "sticky")
+LAYOUTS = ("range", "roundrobin", "sticky", "stickyd")
 ASSIGNORS = ("uniform", "stickyd-plugin", "stickyd-plugin-json")
 TITLE = "The plug-in's wire: compact encoding against JSON and UniformAssignor (`python -m bench.wire.plugin_wire`)"
 HEADER = (
@@ -131,7 +134,11 @@ def main() -> None:
             for shape in SHAPES:
                 for layout in layouts:
                     for event in args.events.split(","):
-                        problem = kafka_like_problem(partitions, members, layout=layout, shape=shape, event=event)
+                        problem = (
+                            after_optimum(partitions, members, shape, event)
+                            if layout == "stickyd"
+                            else kafka_like_problem(partitions, members, layout=layout, shape=shape, event=event)
+                        )
                         problem["options"] = {"time_limit_ms": args.time_limit_ms}
                         label = (f"{partitions:,} x {members:,}", shape, layout, event)
                         rows.append(one_row(label, problem, Path(tmp), args))
