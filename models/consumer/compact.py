@@ -164,7 +164,7 @@ def _check_topics(names: list[str]) -> None:
 def _subscription_names(subscriptions: list[list[int]], names: list[str]) -> list[list[str]]:
     out: list[list[str]] = []
     for s, topics in enumerate(subscriptions):
-        if topics and not (0 <= min(topics) and max(topics) < len(names)):  # C loops; the index only on error
+        if topics and not (min(topics) >= 0 and max(topics) < len(names)):  # C loops; the index only on error
             k, t = next((k, t) for k, t in enumerate(topics) if not 0 <= t < len(names))
             raise ProblemError(f"subscriptions[{s}][{k}]", f"topic index {t} out of range ({len(names)} topics)")
         out.append(list(map(names.__getitem__, topics)))
