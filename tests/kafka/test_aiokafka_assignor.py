@@ -11,13 +11,13 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-import httpx
 from aiokafka import AIOKafkaConsumer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from stickyd.cli.child_service import ServiceProcess, free_port
 from stickyd.client.aiokafka_assignor import StickydAssignor
 from tests.kafka.apache_kafka import ApacheKafka
+from tests.service_metrics import requests_to
 
 PARTITIONS = 6
 _names = itertools.count()
@@ -85,15 +85,6 @@ async def settle(members: list[Member], loads: list[int], timeout_s: float = 60.
     raise AssertionError(f"not settled on {loads} within {timeout_s:.0f} s: {[m.owned() for m in members]}")
 
 
-def consumer_requests(service: ServiceProcess) -> float:
-    text = httpx.get(f"{service.url}/metrics", timeout=5).text
-    return sum(
-        float(line.rsplit(" ", 1)[1])
-        for line in text.splitlines()
-        if line.startswith("stickyd_requests_total") and 'endpoint="/v1/assign/consumer"' in line
-    )
-
-
 def run(scenario: Callable[[], Coroutine[Any, Any, None]]) -> None:
     asyncio.run(asyncio.wait_for(scenario(), timeout=180))
 
@@ -106,13 +97,13 @@ def test_aiokafka_group_settles_through_stickyd_and_a_leave_moves_only_the_leave
 
     async def scenario() -> None:
         topic = await create_topic(apache_kafka.bootstrap)
-        before = consumer_requests(service)
+        before = requests_to(service, "/v1/assign/consumer")
         members = [Member(apache_kafka.bootstrap, topic, f"group-{topic}", service.url) for _ in range(3)]
         try:
             for member in members:
                 await member.start()
             await settle(members, [2, 2, 2])
-            assert consumer_requests(service) > before
+            assert requests_to(service, "/v1/assign/consumer") > before
             assert sum(m.assignor.fallbacks for m in members) == 0
             assert any(m.assignor.last_solution is not None for m in members)
 

@@ -19,6 +19,7 @@ from tests.kafka.consumer_protocol import TP, Feeder, Member, settle
 from tests.kafka.jvm import kafka_jars_built
 from tests.kafka.switchboard import Switchboard
 from tests.processes import MARK, new_mark, wait_until_none_marked
+from tests.service_metrics import metric, requests_to
 
 TOPIC, GROUP = "live-hot", "live-group"
 HOT = [(TOPIC, 0), (TOPIC, 1)]
@@ -50,11 +51,6 @@ def watched() -> Iterator[tuple[ApacheKafka, ServiceProcess]]:
     finally:
         board.close()
     assert wait_until_none_marked(mark, 10.0) == {}
-
-
-def _metric(service: ServiceProcess, prefix: str) -> float:
-    text = httpx.get(f"{service.url}/metrics", timeout=5).text
-    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(prefix))
 
 
 def _wait_for_rates(service: ServiceProcess, timeout_s: float = 20.0) -> list[int | None]:
@@ -101,7 +97,7 @@ def test_a_stickyd_load_group_with_live_weights_gets_the_hot_partitions_on_diffe
         rates = _wait_for_rates(service)
         assert rates[2:] == [0, 0, 0, 0], rates
         remembered = _remembered_group_answer(service)
-        asked_before = _metric(service, 'stickyd_requests_total{endpoint="/v1/assign/consumer"')
+        asked_before = requests_to(service, "/v1/assign/consumer")
         members = [Member(broker.bootstrap, GROUP, f"c{i}", [TOPIC], assignor="stickyd-load") for i in range(2)]
         _, overlaps = settle(members, PARTITIONS, admin, GROUP, _hot_apart, timeout_s=30)
         described = admin.describe_consumer_groups([GROUP])[GROUP].result(timeout=10)
@@ -115,9 +111,9 @@ def test_a_stickyd_load_group_with_live_weights_gets_the_hot_partitions_on_diffe
     assert described.partition_assignor == "stickyd-load"
     owned = [{(tp.topic, tp.partition) for tp in m.assignment.topic_partitions} for m in described.members]
     assert sorted(len(set(HOT) & o) for o in owned) == [1, 1], owned
-    assert _metric(service, 'stickyd_requests_total{endpoint="/v1/assign/consumer"') > asked_before
-    assert _metric(service, 'stickyd_requests_total{endpoint="/v1/assign/consumer",strategy="-",status="422"') == 0
-    assert _metric(service, "stickyd_fallbacks_total") == 0
+    assert requests_to(service, "/v1/assign/consumer") > asked_before
+    assert metric(service, 'stickyd_requests_total{endpoint="/v1/assign/consumer",strategy="-",status="422"') == 0
+    assert metric(service, "stickyd_fallbacks_total") == 0
     assert "uniform assignor until" not in broker.log_text(), "the plug-in fell back"
     group = next(g for g in groups if g["group_id"] == GROUP)
     assert group["protocol"] == "consumer" and len(group["members"]) == 2

@@ -28,6 +28,7 @@ from stickyd.models.consumer.compact import MAGIC, is_compact
 from tests.kafka.apache_kafka import STICKYD_TIMEOUT_MS, ApacheKafka
 from tests.kafka.consumer_protocol import TP, Feeder, Member, settle, wait_consumed
 from tests.kafka.switchboard import Switchboard
+from tests.service_metrics import requests_to
 from tests.solvers.consumer.reference import reference_objective
 
 Assignment = dict[str, frozenset[TP]]
@@ -52,15 +53,6 @@ def stickyd_answers(stickyd_switchboard: Switchboard, service: ServiceProcess) -
     stickyd_switchboard.forward(service.url)
     yield service
     stickyd_switchboard.reset()
-
-
-def consumer_requests(service: ServiceProcess) -> float:
-    text = httpx.get(f"{service.url}/metrics", timeout=5).text
-    return sum(
-        float(line.rsplit(" ", 1)[1])
-        for line in text.splitlines()
-        if line.startswith("stickyd_requests_total") and 'endpoint="/v1/assign/consumer"' in line
-    )
 
 
 def partitions_of(counts: dict[str, int]) -> set[TP]:
@@ -114,7 +106,7 @@ def test_equal_subscriptions_stay_optimal_through_join_leave_and_partitions_adde
     coordinator asked stickyd; every record produced around the rebalances is consumed."""
     counts = {"kip848-equal": 7}
     create_topics(admin, counts)
-    asked_before = consumer_requests(stickyd_answers)
+    asked_before = requests_to(stickyd_answers, "/v1/assign/consumer")
     feeder = Feeder(apache_kafka.bootstrap, sorted(partitions_of(counts)))
     members = [Member(apache_kafka.bootstrap, "kip848-equal", f"m{i}", ["kip848-equal"]) for i in range(2)]
     everyone = list(members)
@@ -160,7 +152,7 @@ def test_equal_subscriptions_stay_optimal_through_join_leave_and_partitions_adde
         for member in members:
             member.leave()
     assert overlaps == []
-    assert consumer_requests(stickyd_answers) >= asked_before + 4
+    assert requests_to(stickyd_answers, "/v1/assign/consumer") >= asked_before + 4
     assert "uniform assignor until" not in apache_kafka.log_text()
     assert feeder.produced and missing == set()
 

@@ -20,6 +20,7 @@ from tests.kafka.consumer_protocol import TP, Member, settle
 from tests.kafka.jvm import kafka_jars_built
 from tests.kafka.plugin.jmx import consumer_bean, read_mbeans
 from tests.kafka.switchboard import Switchboard
+from tests.service_metrics import requests_to
 
 CONSUMER = consumer_bean()
 
@@ -57,15 +58,6 @@ def create_topic(admin: AdminClient, topic: str, partitions: int) -> set[TP]:
 def warm(service: ServiceProcess) -> None:
     warm = {"topics": {"t": 2}, "members": [{"id": "a", "topics": ["t"]}]}
     httpx.post(f"{service.url}/v1/assign/consumer", json=warm, timeout=30).raise_for_status()
-
-
-def consumer_requests(service: ServiceProcess) -> float:
-    text = httpx.get(f"{service.url}/metrics", timeout=5).text
-    return sum(
-        float(line.rsplit(" ", 1)[1])
-        for line in text.splitlines()
-        if line.startswith("stickyd_requests_total") and 'endpoint="/v1/assign/consumer"' in line
-    )
 
 
 def counters(broker: ApacheKafka) -> dict[str, float]:
@@ -139,9 +131,9 @@ def test_a_replica_stopped_while_groups_rebalance_costs_no_fallback(
         members += [Member(broker.bootstrap, "jmx-replicas", f"r{i}", ["jmx-replicas"]) for i in range(2)]
         try:
             settle(members, partitions, admin, "jmx-replicas", loads([6, 6]))
-            assert consumer_requests(doomed) > 0, "the first replica did not answer"
+            assert requests_to(doomed, "/v1/assign/consumer") > 0, "the first replica did not answer"
             members.append(Member(broker.bootstrap, "jmx-replicas", "r2", ["jmx-replicas"]))
-            second_before = consumer_requests(service)
+            second_before = requests_to(service, "/v1/assign/consumer")
         except BaseException:
             for member in members:
                 member.leave()
@@ -159,6 +151,6 @@ def test_a_replica_stopped_while_groups_rebalance_costs_no_fallback(
     assert after["fallbacks"] == before["fallbacks"], "a fallback was taken"
     assert after["failovers"] > before["failovers"]
     assert after["requests"] > before["requests"]
-    assert consumer_requests(service) > second_before
+    assert requests_to(service, "/v1/assign/consumer") > second_before
     assert after["outage"] == 0
     assert not [line for line in broker.log_text()[log_start:].splitlines() if re.search(r"WARN stickyd at", line)]

@@ -24,6 +24,7 @@ from tests.kafka.apache_kafka import ApacheKafka, apache_kafka_broker
 from tests.kafka.jvm import kafka_jars_built
 from tests.kafka.plugin.jmx import read_mbeans, streams_bean
 from tests.kafka.streams.streams_app import PARTITIONS, StreamsApp, streams_app
+from tests.service_metrics import requests_to
 
 ASSIGNOR_CLASS = "io.stickyd.kafka.streams.StickydStreamsGroupAssignor"
 TASKS = {f"{s}_{p}" for s in ("0", "1") for p in range(PARTITIONS)}
@@ -60,15 +61,6 @@ def broker(stickyd: tuple[ServiceProcess, ExitStack]) -> Iterator[ApacheKafka]:
     }
     with apache_kafka_broker(properties, jmx_port=free_port()) as running:
         yield running
-
-
-def streams_requests(service: ServiceProcess) -> float:
-    text = httpx.get(f"{service.url}/metrics", timeout=5).text
-    return sum(
-        float(line.rsplit(" ", 1)[1])
-        for line in text.splitlines()
-        if line.startswith("stickyd_requests_total") and 'endpoint="/v1/assign/streams"' in line
-    )
 
 
 def plugin_metrics(broker: ApacheKafka) -> dict[str, float]:
@@ -116,13 +108,13 @@ def test_streams_group_is_assigned_by_stickyd_in_the_broker_and_by_kafkas_sticky
     config = STREAMS_PROTOCOL | {"processing.guarantee": "exactly_once_v2"}
     with streams_app(broker.bootstrap, tmp_path, assignor="broker", config=config) as app:
         app.choose_assignor("stickyd")
-        before = streams_requests(service)
+        before = requests_to(service, "/v1/assign/streams")
         app.produce(600, skew=1.5)
         for name in ("a", "b"):
             app.start(name)
         two = wait_assigned(app, {"a", "b"})
         assert sorted(len(tasks) for tasks in two.values()) == [6, 6]
-        assert streams_requests(service) > before
+        assert requests_to(service, "/v1/assign/streams") > before
         assert FALLBACK_LINE not in broker.log_text()
         assert app.wait_counts() == dict(app.expected)
         answering = plugin_metrics(broker)
