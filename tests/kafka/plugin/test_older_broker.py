@@ -15,7 +15,7 @@ from stickyd.cli.child_service import ServiceProcess
 from tests.kafka.apache_kafka import apache_kafka_broker, stickyd_broker_properties
 from tests.kafka.consumer_protocol import Member
 from tests.kafka.jvm import PLUGIN_JAR, PLUGIN_TARGET
-from tests.kafka.test_stickyd_consumer_group_assignor import consumer_requests
+from tests.service_metrics import requests_to
 
 PARTITIONS = 6
 BUILT = sorted(path.name.removeprefix("older-kafka-libs-") for path in PLUGIN_TARGET.glob("older-kafka-libs-*"))
@@ -35,7 +35,7 @@ def test_consumer_plugin_assigns_a_kip848_group_in_an_older_broker(version: str,
             [NewTopic("older", num_partitions=PARTITIONS, replication_factor=1)]
         ).values():
             future.result(timeout=30)
-        before = consumer_requests(service)
+        before = requests_to(service, "/v1/assign/consumer")
         members = [Member(broker.bootstrap, "older-group", f"m{i}", ["older"]) for i in range(3)]
         try:
             deadline = time.monotonic() + 60
@@ -48,6 +48,6 @@ def test_consumer_plugin_assigns_a_kip848_group_in_an_older_broker(version: str,
         finally:
             for member in members:
                 member.leave()
-        assert consumer_requests(service) > before
+        assert requests_to(service, "/v1/assign/consumer") > before
         assert "stickyd assignor asks" in broker.log_text()  # configured by the older broker
         assert "assigning with Kafka's uniform assignor" not in broker.log_text()  # no fallback
