@@ -32,11 +32,12 @@ import subprocess
 import sys
 import tempfile
 import urllib.error
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from kafka_sources import kafka_file, maven_jar  # noqa: E402 (beside this script)
 
 from stickyd.cli.child_service import running_service  # noqa: E402
 from tests.kafka.jvm import KAFKA_LIBS, PLUGIN_JAR, kafka_jars_built  # noqa: E402
@@ -80,18 +81,6 @@ TEST_ANNOTATION = re.compile(r"^(\s*)@(Test|ParameterizedTest)\b", re.MULTILINE)
 THROUGH_ASSIGNOR = re.compile(r"\bassignor\.assign\(|\bCommonAssignorTests\.\w+\(\s*assignor\b")
 
 
-def fetched(path: str, tag: str) -> str | None:
-    url = f"https://raw.githubusercontent.com/apache/kafka/{tag}/{path}"
-    try:
-        with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 (a fixed https address)
-            text: str = response.read().decode()
-    except urllib.error.HTTPError as error:
-        if error.code == 404:
-            return None
-        raise
-    return text
-
-
 def found(folder: Path, name: str, path: str) -> str | None:
     """The file at its path in Kafka's tree under `folder`, or else the first of that name under it."""
     if (folder / path).is_file():
@@ -104,7 +93,7 @@ def sources(source: str | None, tag: str) -> dict[str, str]:
     """Each class's text by name; an optional one the tag (or the folder) lacks is left out."""
     out = {}
     for name, path in {**TEST_CLASSES, **HELPERS}.items():
-        text = found(Path(source), name, path) if source else fetched(path, tag)
+        text = found(Path(source), name, path) if source else kafka_file(path, tag)
         if text is None and name not in OPTIONAL:
             where = f"under {source}" if source else f"at {tag}"
             raise SystemExit(f"{name}.java is not {where}: adapt the script")
@@ -167,14 +156,7 @@ def substituted(name: str, text: str, assignor: str | None) -> str:
 
 
 def launcher() -> Path:
-    group, artifact_id, version = LAUNCHER.split(":")
-    jar = Path.home() / ".m2" / "repository" / group.replace(".", "/") / artifact_id / version
-    jar = jar / f"{artifact_id}-{version}.jar"
-    if not jar.exists():
-        subprocess.run(
-            ["mvn", "-q", "-B", "dependency:get", f"-Dartifact={LAUNCHER}", "-Dtransitive=false"], check=True
-        )
-    return jar
+    return maven_jar(LAUNCHER)
 
 
 def written(work: Path, texts: dict[str, str], assignor: str | None) -> tuple[list[Path], list[str]]:

@@ -23,11 +23,12 @@ import re
 import subprocess
 import sys
 import tempfile
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from kafka_sources import kafka_file, maven_jar  # noqa: E402 (beside this script)
 
 from stickyd.cli.child_service import running_service  # noqa: E402
 from tests.kafka.jvm import KAFKA_LIBS, PLUGIN_JAR, kafka_jars_built  # noqa: E402
@@ -75,9 +76,9 @@ THREE_ARGUMENTS = """
 def source_text(source: str | None, tag: str) -> str:
     if source:
         return Path(source).read_text()
-    url = f"https://raw.githubusercontent.com/apache/kafka/{tag}/{TEST_PATH}"
-    with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 (a fixed https address)
-        text: str = response.read().decode()
+    text = kafka_file(TEST_PATH, tag)
+    if text is None:
+        raise SystemExit(f"{TEST_PATH} is not at {tag}: adapt the script")
     return text
 
 
@@ -99,17 +100,7 @@ def substituted(text: str, baseline: bool) -> str:
 
 
 def jars() -> list[Path]:
-    repository = Path.home() / ".m2" / "repository"
-    out = []
-    for artifact, name in JARS.items():
-        group, artifact_id, version = artifact.split(":")
-        jar = repository / group.replace(".", "/") / artifact_id / version / name
-        if not jar.exists():
-            subprocess.run(
-                ["mvn", "-q", "-B", "dependency:get", f"-Dartifact={artifact}", "-Dtransitive=false"], check=True
-            )
-        out.append(jar)
-    return out
+    return [maven_jar(artifact, name) for artifact, name in JARS.items()]
 
 
 def main() -> int:
