@@ -207,7 +207,8 @@ def owned_columns_from_owners(owners: bytes, members: int, counts: np.ndarray, n
     flat = flat[np.argsort(claimant.astype(np.int16 if members < 2**15 else np.int32), kind="stable")]
     topic_of = np.repeat(np.arange(len(names), dtype=np.int64), sorted_counts)
     topic = topic_of[flat]
-    return OwnedColumns(owner[flat].astype(np.int64), topic, flat - sorted_offsets[topic])
+    dense = np.frombuffer(owners, dtype="<i4")
+    return OwnedColumns(owner[flat].astype(np.int64), topic, flat - sorted_offsets[topic], dense)
 
 
 def owned_columns_from_runs(owned: bytes, members: int, counts: np.ndarray, names: list[str]) -> OwnedColumns:

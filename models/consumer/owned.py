@@ -38,6 +38,10 @@ class OwnedColumns:
     topic: np.ndarray
     """index of the claimed topic in `sorted(problem.topics)`, or -1 for a topic not in it."""
     partition: np.ndarray
+    dense: np.ndarray | None = None
+    """the same claims as one claimant per partition of every topic in the request's order (-1: none),
+    when the request sent them so and nothing else (the compact body's `owners`): each partition is
+    claimed once at most."""
 
     def __eq__(self, other: object) -> bool:
         # part of the model's equality (pydantic compares private attributes too)

@@ -5,6 +5,7 @@ gets the same answer as the same request in JSON (the answer read back from its 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -14,11 +15,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stickyd.models.consumer.compact import MAGIC
+from stickyd.models.consumer.compact import MAGIC, decode_compact
 from stickyd.models.consumer.compact_codec import decode_answer, encode_request
+from stickyd.models.consumer.problem import ConsumerProblem
+from stickyd.models.errors import parse
 from stickyd.service.processes.solve_job import Limits, run_job
+from stickyd.solvers.consumer.answer_compact import unchanged
 
 LIMITS = Limits(max_partitions=100_000, max_members=1_000, default_time_limit_ms=2_000, max_time_limit_ms=10_000)
+
+
+def _compact_problem(body: bytes) -> ConsumerProblem:
+    """A compact body read as the service reads it: the contract's dict and its claim columns."""
+    request = decode_compact(body)
+    return parse(ConsumerProblem, request.data, context=request.context)
 
 
 def _runs(*rows: tuple[int, int, int, int]) -> bytes:
@@ -154,3 +164,27 @@ def test_the_web_process_reads_a_compact_bodys_time_limit_without_decoding_it(li
 
     assert time_limit_hint_ms(_body(options={"time_limit_ms": limit_ms})) == limit_ms
     assert time_limit_hint_ms(_body(options={})) is None
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_unchanged_members_from_the_dense_owners_match_the_claim_columns(data: st.DataObject) -> None:
+    """The shortcut for claims sent only as the dense `owners` array (compare it with the answer's)
+    names the same unchanged members as the general reading of the claim columns."""
+    counts = data.draw(st.lists(st.integers(1, 6), min_size=1, max_size=4))
+    members = data.draw(st.integers(1, 5))
+    slots = sum(counts)
+    claimed = data.draw(st.lists(st.integers(-1, members - 1), min_size=slots, max_size=slots))
+    answer = np.array(data.draw(st.lists(st.integers(-1, members - 1), min_size=slots, max_size=slots)), dtype="<i4")
+    request = {
+        "topics": [[f"t{t}", c] for t, c in enumerate(counts)],
+        "subscriptions": [list(range(len(counts)))],
+        "members": [[f"m{m}", 0] for m in range(members)],
+        "owned": b"",
+        "owners": np.array(claimed, dtype="<i4").tobytes(),
+    }
+    problem = _compact_problem(MAGIC + msgspec.msgpack.encode(request))
+    assert problem.owned_columns is not None and problem.owned_columns.dense is not None
+    general = problem.model_copy()
+    general._owned_columns = dataclasses.replace(problem.owned_columns, dense=None)  # noqa: SLF001
+    assert unchanged(problem, answer).tolist() == unchanged(general, answer).tolist()
