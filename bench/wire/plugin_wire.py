@@ -45,6 +45,8 @@ SIZES = [(10_000, 1_000), (1_000_000, 2_000)]
 LAYOUTS = ("range", "roundrobin", "sticky", "stickyd")
 ASSIGNORS = ("uniform", "stickyd-plugin", "stickyd-plugin-json")
 TITLE = "The plug-in's wire: compact encoding against JSON and UniformAssignor (`python -m bench.wire.plugin_wire`)"
+STEADY_TITLE = "The plug-in's wire after stickyd's own answer (`python -m bench.wire.plugin_wire --layouts stickyd`)"
+"""the `stickyd` layout's rows: a section of their own, so that either part can be run alone."""
 HEADER = (
     "| size (P x M) | subscriptions | layout | event | Uniform s | plug-in s | ratio | plug-in JSON s "
     "| service compact / JSON s | request compact / JSON | answer compact / JSON | moves U / s | min/max U / s "
@@ -122,7 +124,7 @@ def main() -> None:
     rounds = 1 if args.quick else args.rounds
     args.rounds = rounds
     print(HEADER, flush=True)
-    rows: list[str] = []
+    rows: dict[str, list[str]] = {TITLE: [], STEADY_TITLE: []}
     load_before = os.getloadavg()[0]
     with (
         tempfile.TemporaryDirectory(prefix="plugin-wire-") as tmp,
@@ -141,23 +143,15 @@ def main() -> None:
                         )
                         problem["options"] = {"time_limit_ms": args.time_limit_ms}
                         label = (f"{partitions:,} x {members:,}", shape, layout, event)
-                        rows.append(one_row(label, problem, Path(tmp), args))
-                        print(rows[-1], flush=True)
+                        row = one_row(label, problem, Path(tmp), args)
+                        rows[STEADY_TITLE if layout == "stickyd" else TITLE].append(row)
+                        print(row, flush=True)
     if args.sizes:
         return
-    write_section(
-        TITLE,
-        "\n".join(
-            [
-                f"1-minute load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end.",
-                "",
-                __doc__.split("\n\n", 2)[2].strip(),
-                "",
-                HEADER,
-                *rows,
-            ]
-        ),
-    )
+    load = f"1-minute load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end."
+    for title, written in rows.items():
+        if written:
+            write_section(title, "\n".join([load, "", __doc__.split("\n\n", 2)[2].strip(), "", HEADER, *written]))
 
 
 if __name__ == "__main__":
