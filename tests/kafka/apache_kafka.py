@@ -3,7 +3,9 @@ jars that `mvn package` copies to plugins/kafka/target/kafka-libs/, with stickyd
 class path, on free loopback ports, storage formatted in a temporary folder.
 
 `apache_kafka_broker(extra_properties)` starts one and stops it (and its process group) on exit; the
-session-scoped `apache_kafka` fixture in tests/conftest.py shares one across the test run."""
+session-scoped `apache_kafka` fixture in tests/conftest.py shares one across the test run.
+`stand_in_broker(broker, node_id, port)` registers a second broker id that hosts nothing, for
+topics larger than one test broker can host."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from pathlib import Path
 
 from stickyd.cli.child_service import free_port
 from tests.kafka.jvm import (
+    APP_CLASSPATH,
     CLASSPATH,
     PLUGIN_JAR,
     java_command,
@@ -176,3 +179,39 @@ def _wait_started(broker: ApacheKafka, child: subprocess.Popen[bytes], stdout: P
             return
         time.sleep(0.1)
     raise RuntimeError(f"Kafka did not start within {startup_s:.0f} s: {broker.log_text()[-2000:]}")
+
+
+@contextmanager
+def stand_in_broker(broker: ApacheKafka, node_id: int, port: int) -> Iterator[int]:
+    """A second broker id in `broker`'s cluster that hosts nothing (`io.stickyd.kafka.cluster.StandInBroker`
+    from plugins/kafka's test classes): registered with the controller, heartbeating as caught up and
+    unfenced, its listener on 127.0.0.1:`port` (whatever a test puts there). Topics whose replicas are
+    placed on it by hand exist in the cluster's metadata, for the group coordinator to assign, with no
+    log, file descriptor or memory map on this machine: a single test broker keeps every hosted
+    partition's segment open and its indexes mapped, and cannot hold hundreds of thousands. Yields
+    its process id once the controller has unfenced it; stopped on exit."""
+    data = Path(broker.properties["log.dirs"])
+    cluster_id = dict(
+        line.split("=", 1) for line in (data / "meta.properties").read_text().splitlines() if "=" in line
+    )["cluster.id"]
+    controller = broker.properties["controller.quorum.voters"].split("@", 1)[1]
+    stdout = broker.log.with_name(f"stand-in-{node_id}.log")
+    command = java_command(
+        "io.stickyd.kafka.cluster.StandInBroker",
+        controller,
+        cluster_id,
+        str(node_id),
+        str(port),
+        classpath=APP_CLASSPATH,
+        heap="-Xmx64m",
+    )
+    child = start_java(command, stdout)
+    try:
+        deadline = time.monotonic() + 60.0
+        while "unfenced" not in stdout.read_text():
+            if child.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"stand-in broker {node_id} not unfenced: {stdout.read_text()[-2000:]}")
+            time.sleep(0.1)
+        yield child.pid
+    finally:
+        stop_java(child, grace_s=5.0)

@@ -11,19 +11,33 @@ offers the interface of `tests.kafka.consumer_protocol.Member` (`name`, `owned`,
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
 
 from tests.kafka.consumer_protocol import TP, member_config
 
+CONFIG_VARIABLE = "MEMBER_CONFIG"
+"""The member's librdkafka properties over `member_config`'s, as JSON."""
+
 
 class MemberProcess:
-    def __init__(self, bootstrap: str, group: str, name: str, topics: list[str], assignor: str = "stickyd") -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        group: str,
+        name: str,
+        topics: list[str],
+        assignor: str = "stickyd",
+        config: Mapping[str, Any] | None = None,
+    ) -> None:
+        """`config`: librdkafka properties over `member_config`'s."""
         self.name = name
         self._owned: frozenset[TP] = frozenset()
         self._lock = threading.Lock()
@@ -31,6 +45,7 @@ class MemberProcess:
             [sys.executable, "-m", "tests.kafka.consumer_process", bootstrap, group, name, assignor, *topics],
             stdout=subprocess.PIPE,
             text=True,
+            env={**os.environ, CONFIG_VARIABLE: json.dumps(dict(config or {}))},
         )
         self._reader = threading.Thread(target=self._read, name=f"{name}-reader", daemon=True)
         self._reader.start()
@@ -80,7 +95,8 @@ def main() -> None:
         report()
 
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    consumer = Consumer(member_config(bootstrap, group, name, assignor))
+    config = json.loads(os.environ.get(CONFIG_VARIABLE, "{}"))
+    consumer = Consumer({**member_config(bootstrap, group, name, assignor), **config})
     consumer.subscribe(topics, on_assign=on_assign, on_revoke=on_revoke, on_lost=on_revoke)
     try:
         while not stop.is_set():

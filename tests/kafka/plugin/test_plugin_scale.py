@@ -5,8 +5,10 @@ the coordinator builds it) against a real `stickyd serve`, in the compact encodi
 `stickyd.timeout.ms` and without the uniform fallback; the answer is complete, balanced and moves
 no more than Kafka's UniformAssignor on the same group.
 
-(A single-node test broker cannot hold 200,000 partitions in a test's time: creating them takes
-minutes. tests/kafka/test_stickyd_consumer_group_assignor.py runs the same plug-in in a real broker.)"""
+(A single test broker hosts about 19,000 partitions at most on the test machine, its open files and
+memory maps being limited: tests/kafka/plugin/test_plugin_broker_scale.py assigns a 200,000-partition
+group in a real broker whose partitions are placed on a stand-in broker that hosts no log.
+tests/kafka/test_stickyd_consumer_group_assignor.py runs the same plug-in in a real broker.)"""
 
 from __future__ import annotations
 
