@@ -42,6 +42,7 @@ from tests.kafka.consumer_protocol import TP
 from tests.kafka.jvm import kafka_jars_built
 from tests.kafka.plugin.jmx import consumer_bean, read_mbeans
 from tests.kafka.switchboard import Switchboard
+from tests.service_metrics import requests_to
 
 TOPICS = 200
 PARTITIONS_PER_TOPIC = 1_000
@@ -114,15 +115,6 @@ def wait_coordinator(admin: AdminClient, timeout_s: float = 60.0) -> None:
             time.sleep(0.2)
 
 
-def consumer_requests(service: ServiceProcess) -> float:
-    text = httpx.get(f"{service.url}/metrics", timeout=5).text
-    return sum(
-        float(line.rsplit(" ", 1)[1])
-        for line in text.splitlines()
-        if line.startswith("stickyd_requests_total") and 'endpoint="/v1/assign/consumer"' in line
-    )
-
-
 def targets(admin: AdminClient) -> Targets:
     """Each member's (by client id) target assignment, as the group coordinator describes it."""
     description = admin.describe_consumer_groups([GROUP], request_timeout=30)[GROUP].result(timeout=60)
@@ -175,7 +167,7 @@ def test_a_200k_partition_group_is_assigned_by_stickyd_in_a_real_broker_within_t
         timeout=30,
     ).raise_for_status()
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-    asked = consumer_requests(service)
+    asked = requests_to(service, "/v1/assign/consumer")
     names = [f"m{i}" for i in range(MEMBERS)]
     members = [MemberProcess(broker.bootstrap, GROUP, name, TOPIC_NAMES, config=LEAN_MEMBER) for name in names]
     try:
@@ -186,8 +178,8 @@ def test_a_200k_partition_group_is_assigned_by_stickyd_in_a_real_broker_within_t
     finally:
         for member in members:
             member.kill()
-    print(f"plug-in: {counters}; stickyd requests {asked} -> {consumer_requests(service)}")
-    assert consumer_requests(service) > asked, "stickyd was not asked"
+    print(f"plug-in: {counters}; stickyd requests {asked} -> {requests_to(service, '/v1/assign/consumer')}")
+    assert requests_to(service, "/v1/assign/consumer") > asked, "stickyd was not asked"
     assert counters["fallback-total"] == 0, "Kafka's uniform fallback assigned"
     assert counters["request-total"] > 0
     assert counters["request-latency-max"] < STICKYD_TIMEOUT_MS
