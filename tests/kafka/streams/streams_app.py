@@ -210,6 +210,20 @@ class StreamsApp:
             consumer.close()
         return counts
 
+    def changelog_sizes(self) -> dict[str, int]:
+        """Task `1_p` -> the records in its store's changelog (partition p of
+        `<application.id>-word-counts-changelog`): what rebuilding its state elsewhere reads."""
+        topic = f"{self.app_id}-word-counts-changelog"
+        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": f"{self.app_id}-sizer"})
+        try:
+            sizes = {}
+            for p in range(self.partitions):
+                low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+                sizes[f"1_{p}"] = high - low
+            return sizes
+        finally:
+            consumer.close()
+
     def wait_counts(self, timeout_s: float = 60.0) -> dict[str, int]:
         """Waits until the output holds exactly the expected count of every word; returns the last
         reading (the caller asserts it equals `expected`)."""
