@@ -63,8 +63,9 @@ def test_sigkill_mid_rebalance_leaves_whole_generations_and_never_answers_one_tw
 ) -> None:
     backend = make_backend(store, request, tmp_path)
     # every generation stays in the history, however many the drivers reach before the kills
-    # (the default keeps the last 100, fewer than a fast service answers here)
-    env = {**backend.env, "STICKYD_HISTORY_MAX_GENERATIONS": "1000000"}
+    # (the default keeps the last 100, fewer than a fast service answers here); one solver
+    # process: the store is what is under test, and each restart starts fewer processes
+    env = {**backend.env, "STICKYD_HISTORY_MAX_GENERATIONS": "1000000", "STICKYD_WORKERS": "1"}
     answered: dict[str, dict[int, dict[str, Any]]] = {g: {} for g in GROUPS}
     twice: list[tuple[str, int]] = []
     rng = random.Random(15)
