@@ -64,6 +64,10 @@ def test_instances_run_stickyds_target_a_joiner_warms_up_and_a_killed_instances_
         before = three.active_owner()
         app.produce(600, start=1200)
         assert app.wait_counts() == dict(app.expected)
+        # every count update went to a store's changelog (no cache): 1,800 records at least
+        sizes = app.changelog_sizes()
+        assert set(sizes) == {f"{STATEFUL_SUBTOPOLOGY}_{p}" for p in range(PARTITIONS)}
+        assert sum(sizes.values()) >= 1800, sizes
         app.start("d")
         join = app.wait_answer(lambda a: "d" in a.assignment)
         assert join.followup
