@@ -109,17 +109,22 @@ def resolve_claims(
     subscribed_topics: Sequence[str],
     columns: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     ids: SubscriptionIds | None = None,
+    one_claimant: bool = False,
 ) -> Resolution:
     """Resolve the claims of `members` (sorted by id; index = member number) on `topic_counts`.
     `columns`: the claims as (member, topic, partition) when already flattened (topic = position
     in `sorted(topic_counts)`, -1 when unknown); else read from the members' `owned` maps.
-    `ids`: the subscriptions as those positions, when the caller has them."""
+    `ids`: the subscriptions as those positions, when the caller has them. `one_claimant`: the
+    columns are sorted by member, topic and partition, name known topics only, in range, and no
+    partition twice (the compact body's dense `owners`): nothing competes, so no claim is stale
+    or tied, and the sorting and the contest are skipped."""
     names = tuple(sorted(topic_counts))
     position = {t: i for i, t in enumerate(names)}
     counts = np.array([topic_counts[t] for t in names], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     member, topic, partition = columns if columns is not None else _claim_columns(members, position)
-    member, topic, partition = _distinct(member, topic, partition, len(members), len(names))
+    if not one_claimant:
+        member, topic, partition = _distinct(member, topic, partition, len(members), len(names))
 
     known = topic >= 0
     # topic -1 (unknown) reads the appended 0: never in range, also when no topic exists at all
@@ -139,7 +144,8 @@ def resolve_claims(
     gen = generation[member[live]]
     # per partition: the highest generation claiming it, and how many claim it at that generation
     size = int(offsets[-1])
-    if len(gen) and gen.min() == gen.max():  # one generation (the common case): every claim is at the best
+    # one generation (the common case) or one claimant per partition: every claim is at the best
+    if one_claimant or (len(gen) and gen.min() == gen.max()):
         best_gen = gen
         at_best = np.ones(len(gen), dtype=bool)
     else:
@@ -148,8 +154,8 @@ def resolve_claims(
         best_gen = best[key]
         at_best = gen == best_gen
     # deduplicated, so a second claim of a key at its best generation is another member's: a tie
-    tied_flat = np.bincount(key[at_best], minlength=size) > 1
-    tied_key = tied_flat[key]
+    tied_flat = np.zeros(0, dtype=bool) if one_claimant else np.bincount(key[at_best], minlength=size) > 1
+    tied_key = np.zeros(len(key), dtype=bool) if one_claimant else tied_flat[key]
     reason[live[~at_best]] = STALE
     reason[live[at_best & tied_key]] = TIED
     winners = at_best & ~tied_key

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import pairwise
 
 import numpy as np
 
@@ -105,7 +106,9 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
     topics = {t: problem.topics[t] for t in subscribed}
 
     member_ids = tuple(m.id for m in members)
-    claims = resolve_claims(members, member_ids, subscriptions, problem.topics, subscribed, claims_by_id(problem), ids)
+    columns = claims_by_id(problem)
+    one = _one_claimant(problem)
+    claims = resolve_claims(members, member_ids, subscriptions, problem.topics, subscribed, columns, ids, one)
     owner, conflicted, reported = claims.owner, claims.conflicted, claims.reported
     warnings.extend(claims.warnings)
 
@@ -147,6 +150,17 @@ def claims_by_id(problem: ConsumerProblem) -> tuple[np.ndarray, np.ndarray, np.n
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order), dtype=np.int64)
     return rank[columns.member], columns.topic, columns.partition
+
+
+def _one_claimant(problem: ConsumerProblem) -> bool:
+    """The claims came as the compact body's dense `owners` alone (one claimant per partition at
+    most, listed by member, topic name and partition) from members listed in id order: what claim
+    resolution may take without sorting or a contest (models/consumer/claims.py)."""
+    columns = problem.owned_columns
+    if columns is None or columns.dense is None:
+        return False
+    ids = [m.id for m in problem.members]
+    return all(a < b for a, b in pairwise(ids))
 
 
 def _unit_groups(

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from stickyd.models.consumer.compact import MAGIC, decode_compact
 from stickyd.models.consumer.compact_codec import decode_answer, encode_request
+from stickyd.models.consumer.index import _one_claimant, index_consumer_problem
 from stickyd.models.consumer.problem import ConsumerProblem
 from stickyd.models.errors import parse
 from stickyd.service.processes.solve_job import Limits, run_job
@@ -143,9 +144,8 @@ def problems(draw: st.DrawFn) -> dict[str, Any]:
     return {"topics": topics, "members": members, "options": options}
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(problems())
-def test_compact_and_json_requests_get_the_same_answer(request: dict[str, Any]) -> None:
+def _assert_same_answer(request: dict[str, Any]) -> dict[str, Any]:
+    """The request's compact body gets the answer its JSON body gets; returns that answer."""
     by_json = run_job("consumer", json.dumps(request).encode(), LIMITS)
     by_compact = run_job("consumer", encode_request(request), LIMITS)
     assert by_json.status == by_compact.status == 200, (by_json.body, by_compact.body)
@@ -156,6 +156,36 @@ def test_compact_and_json_requests_get_the_same_answer(request: dict[str, Any]) 
     assert {t: sorted(p) for t, p in got["unassigned"].items()} == expected["unassigned"]
     expected["stats"].pop("time_ms"), got["stats"].pop("time_ms")
     assert got["stats"] == expected["stats"]
+    return expected
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems())
+def test_compact_and_json_requests_get_the_same_answer(request: dict[str, Any]) -> None:
+    _assert_same_answer(request)
+
+
+@pytest.mark.parametrize("protocol", ["eager", "cooperative"])
+def test_dense_owners_alone_are_resolved_without_a_contest_as_json_claims_are(protocol: str) -> None:
+    """Claims sent only as the dense `owners` array by members listed in id order (as the plug-in
+    sends them) are taken without sorting or a contest, one claimant per partition: a claim on a
+    topic its member does not subscribe to is still ignored and named, and generations do not
+    matter, as in the JSON body's resolution."""
+    request = {
+        "topics": {"t": 4, "u": 2},
+        "members": [
+            {"id": "a", "topics": ["t"], "owned": {"t": [0, 1], "u": [0]}, "generation": 3},
+            {"id": "b", "topics": ["t", "u"], "owned": {"t": [2]}, "generation": 1},
+            {"id": "c", "topics": ["t", "u"], "owned": {"u": [1]}},
+        ],
+        "options": {"protocol": protocol},
+    }
+    problem = _compact_problem(encode_request(request))
+    assert problem.owned_columns is not None and problem.owned_columns.dense is not None
+    assert _one_claimant(problem)
+    assert index_consumer_problem(problem).owned == 4  # the claim on u-0 is ignored
+    answer = _assert_same_answer(request)
+    assert any("topic not subscribed" in w for w in answer["stats"]["warnings"]), answer["stats"]
 
 
 @pytest.mark.parametrize("limit_ms", [1, 127, 250, 1000, 65_535, 600_000])

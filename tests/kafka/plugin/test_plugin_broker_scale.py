@@ -3,8 +3,11 @@ asks stickyd's plug-in (`group.remote.assignor=stickyd`, the compact wire, `stic
 test broker's 500 ms) and the assignment is stickyd's: five confluent-kafka members (each in its own
 process) subscribing to 200 topics x 1,000 partitions get a target assignment, as the coordinator
 describes it, owning every partition once with 40,000 each. stickyd's own request counter rises, the
-plug-in's JMX counters show no fallback and a longest request under the deadline, and the broker's
-log has no fallback line.
+plug-in's JMX counters show no fallback, and the broker's log has no fallback line: every exchange
+with stickyd kept to the deadline (docs/kafka-plugins.md: it bounds the exchange; building the
+request and reading the answer come on top, and in a fresh broker the first calls run before the
+JIT has compiled them: the longest `assign()` measured 110-141 ms on a quiet machine, 565 ms once
+on a loaded one, with no fallback).
 
 How a single test broker holds 200,000 partitions: it does not host them. A broker keeps every
 partition it hosts open (a file descriptor for its segment, two memory maps for its indexes); this
@@ -31,7 +34,6 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from stickyd.cli.child_service import ServiceProcess, free_port
 from tests.kafka.apache_kafka import (
-    STICKYD_TIMEOUT_MS,
     ApacheKafka,
     apache_kafka_broker,
     stand_in_broker,
@@ -159,8 +161,8 @@ def test_a_200k_partition_group_is_assigned_by_stickyd_in_a_real_broker_within_t
     broker: ApacheKafka, service: ServiceProcess
 ) -> None:
     """Five members join and the coordinator's target gives each 40,000 partitions: the whole 200,000,
-    once, balanced, by stickyd (its counter rises; no fallback over JMX or in the broker's log; the
-    plug-in's longest request under stickyd.timeout.ms)."""
+    once, balanced, by stickyd (its counter rises; no fallback over JMX or in the broker's log, so
+    every exchange kept to stickyd.timeout.ms)."""
     httpx.post(
         f"{service.url}/v1/assign/consumer",
         json={"topics": {"t": 2}, "members": [{"id": "a", "topics": ["t"]}]},
@@ -182,5 +184,4 @@ def test_a_200k_partition_group_is_assigned_by_stickyd_in_a_real_broker_within_t
     assert requests_to(service, "/v1/assign/consumer") > asked, "stickyd was not asked"
     assert counters["fallback-total"] == 0, "Kafka's uniform fallback assigned"
     assert counters["request-total"] > 0
-    assert counters["request-latency-max"] < STICKYD_TIMEOUT_MS
     assert "WARN stickyd at" not in broker.log_text()
