@@ -57,7 +57,8 @@ final class CompactConsumerRequest {
     private CompactConsumerRequest() {
     }
 
-    static Request build(GroupSpec group, SubscribedTopicDescriber topics, int timeLimitMs, ObjectNode options) {
+    /** The request for {@code group}; {@code seen} keeps each member's assignment read for the next call. */
+    static Request build(GroupSpec group, SubscribedTopicDescriber topics, int timeLimitMs, ObjectNode options, HeldPartitions seen) {
         List<String> memberIds = new ArrayList<>(group.memberIds());
         memberIds.sort(null);
         Map<Uuid, Integer> topicIndex = new HashMap<>();
@@ -134,7 +135,7 @@ final class CompactConsumerRequest {
         int[] owners = new int[offsets[topicIds.size()]];
         Arrays.fill(owners, -1);
         boolean[] exact = new boolean[memberIds.size()];
-        int[] runs = claims(group, memberIds, topicIndex, counts, offsets, owners, exact);
+        int[] runs = claims(group, seen, memberIds, topicIds, topicIndex, counts, offsets, owners, exact);
         out.str("owned").int32s(runs, runs[runs.length - 1]);
         out.str("owners").int32s(owners, owners.length);
         out.str("options");
@@ -149,36 +150,24 @@ final class CompactConsumerRequest {
      * and the runs (member, topic, first, count) of any further claimant; the runs' last slot holds the
      * length used. {@code exact[m]}: all of member m's claims are in {@code owners}.
      */
-    private static int[] claims(GroupSpec group, List<String> memberIds, Map<Uuid, Integer> topicIndex, int[] counts,
-                                int[] offsets, int[] owners, boolean[] exact) {
+    private static int[] claims(GroupSpec group, HeldPartitions seen, List<String> memberIds, List<Uuid> topicIds,
+                                Map<Uuid, Integer> topicIndex, int[] counts, int[] offsets, int[] owners, boolean[] exact) {
+        long layout = seen.layout(topicIds);
         int[] runs = new int[5];
         int used = 0;
         for (int m = 0; m < memberIds.size(); m++) {
             int usedBefore = used;
             boolean all = true;
-            for (Map.Entry<Uuid, Set<Integer>> claim : group.memberAssignment(memberIds.get(m)).partitions().entrySet()) {
-                Integer t = topicIndex.get(claim.getKey());
-                if (t == null) {
-                    all &= claim.getValue().isEmpty();
+            HeldPartitions.Held held = seen.of(memberIds.get(m), group.memberAssignment(memberIds.get(m)).partitions());
+            int[] topicOf = held.topicIndices(layout, topicIndex);
+            for (int k = 0; k < topicOf.length; k++) {
+                int t = topicOf[k];
+                if (t < 0) {
+                    all &= held.start(k) == held.ends[k];
                     continue;
                 }
-                if (claim.getValue() instanceof IntRunsSet held) {
-                    // a set this assignor answered with last time: read by runs, no boxed partition
-                    for (int r = 0; r < held.runs(); r++) {
-                        int end = Math.min(counts[t], held.first(r) + held.count(r));
-                        all &= end == held.first(r) + held.count(r);
-                        for (int p = held.first(r); p < end; p++) {
-                            if (owners[offsets[t] + p] < 0) {
-                                owners[offsets[t] + p] = m;
-                            } else {
-                                runs = addRun(runs, used, m, t, p);
-                                used += 4;
-                            }
-                        }
-                    }
-                    continue;
-                }
-                for (Integer p : claim.getValue()) {
+                for (int i = held.start(k); i < held.ends[k]; i++) {
+                    int p = held.partitions[i];
                     if (p < 0 || p >= counts[t]) {
                         all = false;
                         continue;

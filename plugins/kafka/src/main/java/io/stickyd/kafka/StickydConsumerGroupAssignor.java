@@ -57,6 +57,7 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
     private final boolean byLoad;
     private final AssignorMetrics metrics;
     private final UniformAssignor fallback = new UniformAssignor();
+    private final HeldPartitions held = new HeldPartitions();
     private volatile StickydHttpClient client = StickydHttpClient.fromConfig(Map.of(), System.getenv());
     private volatile ObjectNode options;
     private volatile boolean liveWeights;
@@ -142,7 +143,7 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
     private GroupAssignment ask(StickydHttpClient stickyd, GroupSpec group, SubscribedTopicDescriber topics) throws Exception {
         long started = System.nanoTime();
         int limitMs = Math.max(1, stickyd.firstShareMs() / 2);
-        CompactConsumerRequest.Request compact = compactWire && !liveWeights ? CompactConsumerRequest.build(group, topics, limitMs, options) : null;
+        CompactConsumerRequest.Request compact = compactWire && !liveWeights ? CompactConsumerRequest.build(group, topics, limitMs, options, held) : null;
         if (compact != null) {
             long built = System.nanoTime();
             byte[] answer = stickyd.post(PATH, CompactConsumerRequest.MEDIA_TYPE, compact.body(), compact.length(), metrics::failedOver);

@@ -54,7 +54,7 @@ class CompactCodecTest {
     }
 
     private static CompactConsumerRequest.Request request() {
-        return CompactConsumerRequest.build(group(), TOPICS, 500, StickydHttpClient.JSON.createObjectNode());
+        return CompactConsumerRequest.build(group(), TOPICS, 500, StickydHttpClient.JSON.createObjectNode(), new HeldPartitions());
     }
 
     @Test
@@ -127,6 +127,78 @@ class CompactCodecTest {
     }
 
     @Test
+    void aMemberWhoseMapIsTheSameObjectIsNotReadAgainAndANewMapIs() {
+        HeldPartitions seen = new HeldPartitions();
+        GroupSpec first = group();
+        CompactConsumerRequest.Request before = CompactConsumerRequest.build(first, TOPICS, 500,
+            StickydHttpClient.JSON.createObjectNode(), seen);
+        assertEquals(2, seen.reads());
+        // the next rebalance: a keeps its map (the coordinator keeps an unchanged member's Assignment),
+        // b's assignment changed (a new map: it gave up orders 5)
+        Map<String, MemberSubscriptionAndAssignmentImpl> members = Map.of(
+            "a", new MemberSubscriptionAndAssignmentImpl(Optional.empty(), Optional.empty(), Set.of(ORDERS),
+                new Assignment(first.memberAssignment("a").partitions())),
+            "b", new MemberSubscriptionAndAssignmentImpl(Optional.empty(), Optional.empty(), Set.of(ORDERS, CLICKS),
+                new Assignment(Map.of(ORDERS, Set.of(3), CLICKS, Set.of(0)))));
+        GroupSpec next = new GroupSpecImpl(members, SubscriptionType.HETEROGENEOUS, Map.of());
+        CompactConsumerRequest.Request after = CompactConsumerRequest.build(next, TOPICS, 500,
+            StickydHttpClient.JSON.createObjectNode(), seen);
+        assertEquals(3, seen.reads(), "only b's new map is read");
+        assertArrayEquals(new int[] {0, 0, 0, 1, -1, 1, 1, -1}, before.claims().owners());
+        assertArrayEquals(new int[] {0, 0, 0, 1, -1, -1, 1, -1}, after.claims().owners());
+        CompactConsumerRequest.Request fresh = CompactConsumerRequest.build(next, TOPICS, 500,
+            StickydHttpClient.JSON.createObjectNode(), new HeldPartitions());
+        assertArrayEquals(Arrays.copyOf(fresh.body(), fresh.length()), Arrays.copyOf(after.body(), after.length()),
+            "the same request as one read in full");
+    }
+
+    @Test
+    void rebalancesThatKeepSomeMapsAndReplaceOthersGiveTheRequestsOfAFreshRead() {
+        java.util.Random random = new java.util.Random(11);
+        java.util.concurrent.atomic.AtomicLong reads = new java.util.concurrent.atomic.AtomicLong();
+        for (int trial = 0; trial < 200; trial++) {
+            HeldPartitions seen = new HeldPartitions();
+            Map<String, Assignment> held = new HashMap<>(); // the coordinator keeps an unchanged member's Assignment
+            for (int rebalance = 0; rebalance < 4; rebalance++) {
+                Map<String, MemberSubscriptionAndAssignmentImpl> members = new HashMap<>();
+                for (String id : List.of("a", "b", "c")) {
+                    if (!held.containsKey(id) || random.nextInt(3) == 0) {
+                        held.put(id, new Assignment(randomAssignment(random))); // this member's assignment changed
+                    }
+                    // the request's topic order (first seen, members by id) changes from one rebalance to the next
+                    Set<Uuid> subscribed = List.of(Set.of(ORDERS, CLICKS), Set.of(ORDERS), Set.of(CLICKS)).get(random.nextInt(3));
+                    members.put(id, new MemberSubscriptionAndAssignmentImpl(Optional.empty(), Optional.empty(),
+                        subscribed, held.get(id)));
+                }
+                GroupSpec group = new GroupSpecImpl(members, SubscriptionType.HETEROGENEOUS, Map.of());
+                CompactConsumerRequest.Request kept = CompactConsumerRequest.build(group, TOPICS, 500,
+                    StickydHttpClient.JSON.createObjectNode(), seen);
+                CompactConsumerRequest.Request fresh = CompactConsumerRequest.build(group, TOPICS, 500,
+                    StickydHttpClient.JSON.createObjectNode(), new HeldPartitions());
+                assertArrayEquals(Arrays.copyOf(fresh.body(), fresh.length()), Arrays.copyOf(kept.body(), kept.length()),
+                    "trial " + trial + ", rebalance " + rebalance + ": " + held);
+                assertArrayEquals(fresh.claims().exact(), kept.claims().exact());
+            }
+            reads.addAndGet(seen.reads());
+        }
+        assertTrue(reads.get() < 200 * 4 * 3, "some maps were taken from what was read before");
+    }
+
+    /** Up to 3 partitions of orders (some past its end), of clicks, and of a topic nobody reads, as sets or runs. */
+    private static Map<Uuid, Set<Integer>> randomAssignment(java.util.Random random) {
+        Map<Uuid, Set<Integer>> assignment = new HashMap<>();
+        for (Uuid topic : List.of(ORDERS, CLICKS, new Uuid(7L, 9L))) {
+            if (random.nextBoolean()) {
+                int first = random.nextInt(7);
+                int count = 1 + random.nextInt(3);
+                assignment.put(topic, random.nextBoolean() ? new IntRunsSet(new int[] {first}, new int[] {count})
+                    : new java.util.HashSet<>(java.util.stream.IntStream.range(first, first + count).boxed().toList()));
+            }
+        }
+        return assignment;
+    }
+
+    @Test
     void setsThisAssignorAnsweredWithAreReadBackByTheirRuns() {
         Map<String, MemberSubscriptionAndAssignmentImpl> members = Map.of(
             "a", new MemberSubscriptionAndAssignmentImpl(Optional.empty(), Optional.empty(), Set.of(ORDERS),
@@ -135,7 +207,7 @@ class CompactCodecTest {
                 new Assignment(Map.of(ORDERS, new IntRunsSet(new int[] {1, 2}, new int[] {1, 2})))));
         GroupSpec group = new GroupSpecImpl(members, SubscriptionType.HETEROGENEOUS, Map.of());
         CompactConsumerRequest.Request request =
-            CompactConsumerRequest.build(group, TOPICS, 500, StickydHttpClient.JSON.createObjectNode());
+            CompactConsumerRequest.build(group, TOPICS, 500, StickydHttpClient.JSON.createObjectNode(), new HeldPartitions());
         // a holds 0, 1, 4; b claims 1 too (a run), and 2, 3
         assertArrayEquals(new int[] {0, 0, 1, 1, 0, -1, -1, -1}, request.claims().owners());
         assertArrayEquals(new boolean[] {true, false}, request.claims().exact());
@@ -158,7 +230,7 @@ class CompactCodecTest {
                     new Assignment(Map.of())));
             GroupSpec group = new GroupSpecImpl(members, SubscriptionType.HETEROGENEOUS, Map.of());
             CompactConsumerRequest.Request request =
-                CompactConsumerRequest.build(group, TOPICS, 500, StickydHttpClient.JSON.createObjectNode());
+                CompactConsumerRequest.build(group, TOPICS, 500, StickydHttpClient.JSON.createObjectNode(), new HeldPartitions());
             assertArrayEquals(new boolean[] {false, true}, request.claims().exact());
             int[] owners = held.containsKey(dropped) || held.get(ORDERS).size() == 4
                 ? new int[] {0, 0, 0, 1, 1, 1, 1, 1} : new int[] {0, 0, 0, 0, 0, 0, 1, 1};
@@ -190,7 +262,7 @@ class CompactCodecTest {
                 new Assignment(Map.of())));
         CompactConsumerRequest.Request request = CompactConsumerRequest.build(
             new GroupSpecImpl(members, SubscriptionType.HOMOGENEOUS, Map.of()), TOPICS, 500,
-            StickydHttpClient.JSON.createObjectNode());
+            StickydHttpClient.JSON.createObjectNode(), new HeldPartitions());
         Msgpack.Reader in = new Msgpack.Reader(request.body(), CompactConsumerRequest.MAGIC.length);
         for (int fields = in.map(); fields > 0; fields--) {
             if (in.str().equals("subscriptions")) {

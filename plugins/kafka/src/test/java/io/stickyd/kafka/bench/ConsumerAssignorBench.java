@@ -57,15 +57,19 @@ import org.apache.kafka.coordinator.group.modern.MemberSubscriptionAndAssignment
  *       the stickyd service at {@code STICKYD_URL} within {@code STICKYD_TIMEOUT_MS} (half of it is the
  *       solver's time limit): mapping, HTTP, solve, reading and checking the answer, all timed.
  *       {@code fallbacks}: how many timed calls the uniform fallback answered (then the figures are
- *       uniform's, not stickyd's).
+ *       uniform's, not stickyd's). Every call of a server-side assignor gets the same Assignment objects,
+ *       as a coordinator keeps an unchanged member's Assignment from one rebalance to the next, so the
+ *       plug-in reads each member's partitions once ({@code HeldPartitions});
+ *   <li>{@code stickyd-plugin-new-maps}: the same, but every timed call gets new Assignment objects (as
+ *       if every member's assignment had just changed: each member's partitions are read in full).
  * </ul>
  *
  * Moves: partitions claimed by a current member (its {@code owned}) that end with another member, as
  * stickyd counts them. Loads count every partition a member ends with. The input is built outside the
  * timed call. Each assignor is first called {@code warm-ups} times (fourth argument, default 3) and
  * those calls are not timed, so the JIT has compiled its hot paths (and stickyd's connection is open);
- * then {@code rounds} (third argument, default 1) runs it that often on fresh inputs and reports the
- * fastest. With a fifth argument, a folder, each assignor's answer is also written there as
+ * then {@code rounds} (third argument, default 1) runs it that often (a new group spec each time)
+ * and reports the fastest. With a fifth argument, a folder, each assignor's answer is also written there as
  * {@code <assignor>.owners}: one big-endian 32-bit member index (-1: nobody) per partition, topics in
  * the problem's order, partitions in order (so that weights can be summed outside the JVM).
  */
@@ -82,6 +86,7 @@ public final class ConsumerAssignorBench {
     private final List<int[]> owned = new ArrayList<>();
     private final int[] generations;
     private final int[] claimant;
+    private Held held;
 
     /** An assignor's answer as flat partition to member index (-1: nobody), and how many it gave twice. */
     private record Answer(int[] owner, int duplicated) {
@@ -140,8 +145,9 @@ public final class ConsumerAssignorBench {
                 case "cooperative-sticky" -> bench.cooperative(node, warmUps, rounds);
                 case "uniform" -> bench.timed(node, warmUps, rounds, () -> bench.serverSide(new UniformAssignor()));
                 case "range" -> bench.timed(node, warmUps, rounds, () -> bench.serverSide(new RangeAssignor()));
-                case "stickyd-plugin" -> bench.stickyd(node, warmUps, rounds, "compact");
-                case "stickyd-plugin-json" -> bench.stickyd(node, warmUps, rounds, "json");
+                case "stickyd-plugin" -> bench.stickyd(node, warmUps, rounds, "compact", false);
+                case "stickyd-plugin-new-maps" -> bench.stickyd(node, warmUps, rounds, "compact", true);
+                case "stickyd-plugin-json" -> bench.stickyd(node, warmUps, rounds, "json", false);
                 default -> throw new IllegalArgumentException("unknown assignor " + name);
             };
             bench.figures(answer, node);
@@ -170,15 +176,21 @@ public final class ConsumerAssignorBench {
     }
 
     /** stickyd's KIP-848 assignor, configured from the environment as a broker without properties is,
-     *  sending its requests in {@code encoding} (compact or json). */
-    private Answer stickyd(ObjectNode node, int warmUps, int rounds, String encoding) {
+     *  sending its requests in {@code encoding} (compact or json); {@code newMaps}: every member's
+     *  Assignment a new object in each timed call (as if every member's assignment had just changed). */
+    private Answer stickyd(ObjectNode node, int warmUps, int rounds, String encoding, boolean newMaps) {
         StickydConsumerGroupAssignor assignor = new StickydConsumerGroupAssignor();
         assignor.configure(Map.of(StickydConsumerGroupAssignor.ENCODING_CONFIG, encoding));
         for (int w = 0; w < warmUps; w++) {
             serverSide(assignor);
         }
         long fallbacks = StickydConsumerGroupAssignor.fallbacks();
-        Answer answer = timed(node, 0, rounds, () -> serverSide(assignor));
+        Answer answer = timed(node, 0, rounds, () -> {
+            if (newMaps) {
+                held = null;
+            }
+            return serverSide(assignor);
+        });
         node.put("fallbacks", StickydConsumerGroupAssignor.fallbacks() - fallbacks);
         return answer;
     }
@@ -259,26 +271,20 @@ public final class ConsumerAssignorBench {
             counts.put(ids[t], offsets[t + 1] - offsets[t]);
             idOf.put(topics.get(t), ids[t]);
         }
+        if (held == null) {
+            held = currentAssignment(ids);
+        }
         Map<String, MemberSubscriptionAndAssignmentImpl> specs = new HashMap<>();
-        Map<Uuid, Map<Integer, String>> inverted = new HashMap<>();
         boolean homogeneous = true;
         for (int m = 0; m < members.size(); m++) {
             Set<Uuid> subscribed = new HashSet<>();
             subscriptions.get(m).forEach(t -> subscribed.add(idOf.get(t)));
             homogeneous &= new HashSet<>(subscriptions.get(m)).equals(new HashSet<>(subscriptions.get(0)));
-            Map<Uuid, Set<Integer>> assigned = new HashMap<>();
-            for (int f : owned.get(m)) {
-                if (claimant[f] == m) {
-                    int t = topicOf(f);
-                    assigned.computeIfAbsent(ids[t], k -> new HashSet<>()).add(f - offsets[t]);
-                    inverted.computeIfAbsent(ids[t], k -> new HashMap<>()).put(f - offsets[t], members.get(m));
-                }
-            }
             specs.put(members.get(m), new MemberSubscriptionAndAssignmentImpl(Optional.empty(), Optional.empty(),
-                    subscribed, new Assignment(assigned)));
+                    subscribed, held.members().get(m)));
         }
         GroupSpecImpl spec = new GroupSpecImpl(specs,
-                homogeneous ? SubscriptionType.HOMOGENEOUS : SubscriptionType.HETEROGENEOUS, inverted);
+                homogeneous ? SubscriptionType.HOMOGENEOUS : SubscriptionType.HETEROGENEOUS, held.inverted());
         SubscribedTopicDescriber describer = new SubscribedTopicDescriber() {
             @Override
             public int numPartitions(Uuid topicId) {
@@ -301,6 +307,32 @@ public final class ConsumerAssignorBench {
                 .stream()
                 .flatMapToInt(e -> e.getValue().stream().mapToInt(p -> offsets[topicOfId.get(e.getKey())] + p))
                 .toArray()));
+    }
+
+    /** The coordinator's current assignment: each member's (immutable) Assignment, and who owns what. */
+    private record Held(List<Assignment> members, Map<Uuid, Map<Integer, String>> inverted) {
+    }
+
+    /**
+     * The current assignment as the coordinator holds it, built once: every call gets the same
+     * Assignment objects, as a coordinator keeps an unchanged member's Assignment from one rebalance to
+     * the next (a member whose assignment changed gets a new one, made from its record).
+     */
+    private Held currentAssignment(Uuid[] ids) {
+        List<Assignment> assignments = new ArrayList<>();
+        Map<Uuid, Map<Integer, String>> inverted = new HashMap<>();
+        for (int m = 0; m < members.size(); m++) {
+            Map<Uuid, Set<Integer>> assigned = new HashMap<>();
+            for (int f : owned.get(m)) {
+                if (claimant[f] == m) {
+                    int t = topicOf(f);
+                    assigned.computeIfAbsent(ids[t], k -> new HashSet<>()).add(f - offsets[t]);
+                    inverted.computeIfAbsent(ids[t], k -> new HashMap<>()).put(f - offsets[t], members.get(m));
+                }
+            }
+            assignments.add(new Assignment(assigned));
+        }
+        return new Held(assignments, inverted);
     }
 
     // ---- figures, measured the same way for every assignor ----
