@@ -154,8 +154,11 @@ def resolve_claims(
         best_gen = best[key]
         at_best = gen == best_gen
     # deduplicated, so a second claim of a key at its best generation is another member's: a tie
-    tied_flat = np.zeros(0, dtype=bool) if one_claimant else np.bincount(key[at_best], minlength=size) > 1
-    tied_key = np.zeros(len(key), dtype=bool) if one_claimant else tied_flat[key]
+    if one_claimant:  # nobody to tie with
+        tied_flat, tied_key = np.zeros(0, dtype=bool), np.zeros(len(key), dtype=bool)
+    else:
+        tied_flat = np.bincount(key[at_best], minlength=size) > 1
+        tied_key = tied_flat[key]
     reason[live[~at_best]] = STALE
     reason[live[at_best & tied_key]] = TIED
     winners = at_best & ~tied_key

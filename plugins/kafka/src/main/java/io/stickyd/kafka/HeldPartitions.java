@@ -136,8 +136,10 @@ final class HeldPartitions {
                     partitions[used++] = p;
                 }
             }
-            topics = k < topics.length ? topics : Arrays.copyOf(topics, 2 * k);
-            ends = room(ends, k + 1);
+            if (k == topics.length) {
+                topics = Arrays.copyOf(topics, 2 * k);
+                ends = Arrays.copyOf(ends, 2 * k);
+            }
             topics[k] = entry.getKey();
             ends[k++] = used;
         }
