@@ -21,6 +21,7 @@ from itertools import chain, repeat
 
 import numpy as np
 
+from stickyd.models.consumer.owned import OwnedColumns
 from stickyd.models.consumer.problem import ConsumerMember
 
 NO_OWNER = -1
@@ -44,12 +45,31 @@ class ReportedClaims:
     what each member says it owns (the cooperative protocol revokes from it).
     `reported[m]` is member m's claims as {topic: partitions}."""
 
-    member: np.ndarray
-    topic: np.ndarray
-    """index into `topic_names`."""
-    partition: np.ndarray
+    claims: OwnedColumns
+    """the columns (topic: index into `topic_names`); from a dense body, made when first read."""
     topic_names: tuple[str, ...]
     member_count: int
+
+    @property
+    def member(self) -> np.ndarray:
+        return self.claims.member
+
+    @property
+    def topic(self) -> np.ndarray:
+        return self.claims.topic
+
+    @property
+    def partition(self) -> np.ndarray:
+        return self.claims.partition
+
+    def member_topic_pairs(self) -> int:
+        """How many distinct (member, topic) pairs the claims name."""
+        if self.claims.dense is not None:
+            return self.claims.dense.member_topic_pairs(self.member_count)
+        member, topic = self.member, self.topic
+        if not len(member):
+            return 0
+        return 1 + int(np.count_nonzero((np.diff(member) != 0) | (np.diff(topic) != 0)))
 
     def __len__(self) -> int:
         return self.member_count
@@ -109,27 +129,22 @@ def resolve_claims(
     subscribed_topics: Sequence[str],
     columns: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     ids: SubscriptionIds | None = None,
-    one_claimant: bool = False,
 ) -> Resolution:
     """Resolve the claims of `members` (sorted by id; index = member number) on `topic_counts`.
     `columns`: the claims as (member, topic, partition) when already flattened (topic = position
     in `sorted(topic_counts)`, -1 when unknown); else read from the members' `owned` maps.
-    `ids`: the subscriptions as those positions, when the caller has them. `one_claimant`: the
-    columns are sorted by member, topic and partition, name known topics only, in range, and no
-    partition twice (the compact body's dense `owners`): nothing competes, so no claim is stale
-    or tied, and the sorting and the contest are skipped."""
+    `ids`: the subscriptions as those positions, when the caller has them."""
     names = tuple(sorted(topic_counts))
     position = {t: i for i, t in enumerate(names)}
     counts = np.array([topic_counts[t] for t in names], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     member, topic, partition = columns if columns is not None else _claim_columns(members, position)
-    if not one_claimant:
-        member, topic, partition = _distinct(member, topic, partition, len(members), len(names))
+    member, topic, partition = _distinct(member, topic, partition, len(members), len(names))
 
     known = topic >= 0
     # topic -1 (unknown) reads the appended 0: never in range, also when no topic exists at all
     in_range = known & (partition < np.append(counts, 0)[topic])
-    reported = ReportedClaims(member[in_range], topic[in_range], partition[in_range], names, len(members))
+    reported = ReportedClaims(OwnedColumns(member[in_range], topic[in_range], partition[in_range]), names, len(members))
     subscribed = np.zeros(len(member), dtype=bool)
     subscribed[in_range] = _subscribes(member[in_range], topic[in_range], subscriptions, position, ids)
 
@@ -144,8 +159,8 @@ def resolve_claims(
     gen = generation[member[live]]
     # per partition: the highest generation claiming it, and how many claim it at that generation
     size = int(offsets[-1])
-    # one generation (the common case) or one claimant per partition: every claim is at the best
-    if one_claimant or (len(gen) and gen.min() == gen.max()):
+    # one generation (the common case): every claim is at the best
+    if len(gen) and gen.min() == gen.max():
         best_gen = gen
         at_best = np.ones(len(gen), dtype=bool)
     else:
@@ -154,11 +169,8 @@ def resolve_claims(
         best_gen = best[key]
         at_best = gen == best_gen
     # deduplicated, so a second claim of a key at its best generation is another member's: a tie
-    if one_claimant:  # nobody to tie with
-        tied_flat, tied_key = np.zeros(0, dtype=bool), np.zeros(len(key), dtype=bool)
-    else:
-        tied_flat = np.bincount(key[at_best], minlength=size) > 1
-        tied_key = tied_flat[key]
+    tied_flat = np.bincount(key[at_best], minlength=size) > 1
+    tied_key = tied_flat[key]
     reason[live[~at_best]] = STALE
     reason[live[at_best & tied_key]] = TIED
     winners = at_best & ~tied_key
@@ -175,6 +187,47 @@ def resolve_claims(
     table = _Columns(member, topic, partition, reason, live, best_gen)
     warnings = _warnings(ignored, table, members, member_ids, names, counts)
     return Resolution(owner, conflicted, reported, len(ignored), warnings)
+
+
+def resolve_dense_claims(
+    members: Sequence[ConsumerMember],
+    member_ids: Sequence[str],
+    subscriptions: Sequence[frozenset[str]],
+    topic_counts: dict[str, int],
+    subscribed_topics: Sequence[str],
+    claims: OwnedColumns,
+    ids: SubscriptionIds,
+) -> Resolution:
+    """`resolve_claims` for one claimant per partition at most (`claims.dense`, the compact body's
+    `owners`, from members listed in id order): nothing competes, so no claim is stale or tied and
+    every claim is in range; a claimant keeps its partition when it subscribes to the topic. The
+    claims are read in place, without a column per claim."""
+    assert claims.dense is not None
+    names = tuple(sorted(topic_counts))
+    counts = np.array([topic_counts[t] for t in names], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    position = {t: i for i, t in enumerate(names)}
+    owner_flat = claims.dense.by_name.astype(np.int64)
+    flat = np.flatnonzero(owner_flat >= 0)
+    claimant = owner_flat[flat]
+    topic = np.repeat(np.arange(len(names), dtype=np.int64), counts)[flat]
+    unsubscribed = ~_subscribes(claimant, topic, subscriptions, position, ids)
+    # a claim on a topic the claimant does not subscribe to is ignored
+    ignored = flat[unsubscribed]
+    owner_flat[ignored] = NO_OWNER
+    owner = {t: owner_flat[offsets[position[t]] : offsets[position[t] + 1]] for t in subscribed_topics}
+    reported = ReportedClaims(claims, names, len(members))
+    if not len(ignored):
+        return Resolution(owner, {}, reported, 0, ())
+    # the ignored claims in (member, topic, partition) order, as the warnings name them
+    member, topic = claimant[unsubscribed], topic[unsubscribed]
+    partition = ignored - offsets[topic]
+    order = np.lexsort((partition, topic, member))
+    reason = np.full(len(order), NOT_SUBSCRIBED, dtype=np.int64)
+    nothing = np.zeros(0, dtype=np.int64)
+    table = _Columns(member[order], topic[order], partition[order], reason, nothing, nothing)
+    warnings = _warnings(np.arange(len(order)), table, members, member_ids, names, counts)
+    return Resolution(owner, {}, reported, len(order), warnings)
 
 
 def _claim_columns(

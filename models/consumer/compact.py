@@ -17,7 +17,7 @@ import msgspec
 import numpy as np
 from msgspec import UNSET, UnsetType
 
-from stickyd.models.consumer.owned import OwnedColumns
+from stickyd.models.consumer.owned import DenseClaims, OwnedColumns
 from stickyd.models.consumer.problem import OWNED_COLUMNS_GIVEN
 from stickyd.models.errors import ProblemError
 from stickyd.models.int_ranges import INT32_MAX
@@ -182,33 +182,25 @@ def name_order(names: list[str]) -> np.ndarray:
 
 def owned_columns_from_owners(owners: bytes, members: int, counts: np.ndarray, names: list[str]) -> OwnedColumns:
     """The claims of a dense `owners` array (per partition of every listed topic, in the order of
-    `topics`: the claimant's member index, or -1) as columns sorted by member, topic name and
-    partition (what claim resolution takes without sorting); raises ProblemError."""
+    `topics`: the claimant's member index, or -1), kept dense (`DenseClaims`, also laid out in
+    topic name order); raises ProblemError."""
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     if len(owners) != 4 * int(offsets[-1]):
         raise ProblemError(
             "owners", f"{len(owners)} bytes, but the topics have {int(offsets[-1])} partitions (4 bytes each)"
         )
-    owner = np.frombuffer(owners, dtype="<i4")
-    bad = (owner < -1) | (owner >= members)
+    dense = np.frombuffer(owners, dtype="<i4")
+    bad = (dense < -1) | (dense >= members)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         t = int(np.searchsorted(offsets, k, side="right")) - 1
         where = f"{names[t]} partition {k - int(offsets[t])}"
-        raise ProblemError(f"owners[{k}]", f"member index {int(owner[k])} out of range ({members} members; {where})")
+        raise ProblemError(f"owners[{k}]", f"member index {int(dense[k])} out of range ({members} members; {where})")
     order = name_order(names)
+    by_name = dense
     if (np.diff(order) < 0).any():  # lay the topics out in name order
-        owner = np.concatenate([owner[offsets[t] : offsets[t + 1]] for t in order.tolist()])
-    sorted_counts = counts[order]
-    sorted_offsets = np.concatenate([[0], np.cumsum(sorted_counts)]).astype(np.int64)
-    flat = np.flatnonzero(owner >= 0)
-    claimant = owner[flat]
-    # a stable sort by member keeps each member's claims in (topic name, partition) order
-    flat = flat[np.argsort(claimant.astype(np.int16 if members < 2**15 else np.int32), kind="stable")]
-    topic_of = np.repeat(np.arange(len(names), dtype=np.int64), sorted_counts)
-    topic = topic_of[flat]
-    dense = np.frombuffer(owners, dtype="<i4")
-    return OwnedColumns(owner[flat].astype(np.int64), topic, flat - sorted_offsets[topic], dense)
+        by_name = np.concatenate([dense[offsets[t] : offsets[t + 1]] for t in order.tolist()])
+    return OwnedColumns.of_dense(DenseClaims(dense, by_name, counts[order]), members)
 
 
 def owned_columns_from_runs(owned: bytes, members: int, counts: np.ndarray, names: list[str]) -> OwnedColumns:

@@ -13,7 +13,13 @@ from itertools import pairwise
 
 import numpy as np
 
-from stickyd.models.consumer.claims import NO_OWNER, ReportedClaims, SubscriptionIds, resolve_claims
+from stickyd.models.consumer.claims import (
+    NO_OWNER,
+    ReportedClaims,
+    SubscriptionIds,
+    resolve_claims,
+    resolve_dense_claims,
+)
 from stickyd.models.consumer.problem import ConsumerProblem
 
 __all__ = ["NO_OWNER", "ConsumerIndex", "UnitGroup", "index_consumer_problem"]
@@ -106,9 +112,14 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
     topics = {t: problem.topics[t] for t in subscribed}
 
     member_ids = tuple(m.id for m in members)
-    columns = claims_by_id(problem)
-    one = _one_claimant(problem)
-    claims = resolve_claims(members, member_ids, subscriptions, problem.topics, subscribed, columns, ids, one)
+    if _one_claimant(problem):
+        assert problem.owned_columns is not None
+        claims = resolve_dense_claims(
+            members, member_ids, subscriptions, problem.topics, subscribed, problem.owned_columns, ids
+        )
+    else:
+        columns = claims_by_id(problem)
+        claims = resolve_claims(members, member_ids, subscriptions, problem.topics, subscribed, columns, ids)
     owner, conflicted, reported = claims.owner, claims.conflicted, claims.reported
     warnings.extend(claims.warnings)
 
@@ -154,8 +165,8 @@ def claims_by_id(problem: ConsumerProblem) -> tuple[np.ndarray, np.ndarray, np.n
 
 def _one_claimant(problem: ConsumerProblem) -> bool:
     """The claims came as the compact body's dense `owners` alone (one claimant per partition at
-    most, listed by member, topic name and partition) from members listed in id order: what claim
-    resolution may take without sorting or a contest (models/consumer/claims.py)."""
+    most) from members listed in id order: what claim resolution may read in place, without a
+    contest (models/consumer/claims.py)."""
     columns = problem.owned_columns
     if columns is None or columns.dense is None:
         return False

@@ -29,19 +29,82 @@ OwnedMap = dict[TopicName, list[PartitionNumber]]
 OWNED: TypeAdapter[OwnedMap] = TypeAdapter(OwnedMap, config=ConfigDict(strict=True))
 
 
-@dataclass(frozen=True, eq=False)
-class OwnedColumns:
-    """Every listed claim, in the order of the members as given (not sorted by id)."""
+@dataclass(frozen=True)
+class DenseClaims:
+    """One claimant per partition at most, as the compact body's `owners` sends them: per partition
+    of every topic the claimant's position in the request's `members` list, or -1."""
 
-    member: np.ndarray
-    """position of the claimant in the request's `members` list."""
-    topic: np.ndarray
-    """index of the claimed topic in `sorted(problem.topics)`, or -1 for a topic not in it."""
-    partition: np.ndarray
-    dense: np.ndarray | None = None
-    """the same claims as one claimant per partition of every topic in the request's order (-1: none),
-    when the request sent them so and nothing else (the compact body's `owners`): each partition is
-    claimed once at most."""
+    request_order: np.ndarray
+    """topics in the request's order (the body's own array)."""
+    by_name: np.ndarray
+    """topics in name order (the order of `sorted(topics)`)."""
+    counts: np.ndarray
+    """partitions per topic, in name order."""
+
+    def columns(self, members: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The claims as (member, topic, partition) columns sorted by member, topic name and
+        partition (the order claim resolution takes without sorting)."""
+        owner = self.by_name
+        offsets = np.concatenate([[0], np.cumsum(self.counts)]).astype(np.int64)
+        flat = np.flatnonzero(owner >= 0)
+        # a stable sort by member keeps each member's claims in (topic name, partition) order
+        flat = flat[np.argsort(owner[flat].astype(np.int16 if members < 2**15 else np.int32), kind="stable")]
+        topic = np.repeat(np.arange(len(self.counts), dtype=np.int64), self.counts)[flat]
+        return owner[flat].astype(np.int64), topic, flat - offsets[topic]
+
+    def member_topic_pairs(self, members: int) -> int:
+        """How many distinct (member, topic) pairs the claims name."""
+        flat = np.flatnonzero(self.by_name >= 0)
+        topic = np.repeat(np.arange(len(self.counts), dtype=np.int64), self.counts)[flat]
+        key = topic * members + self.by_name[flat]
+        if len(self.counts) * members > PAIR_TABLE:
+            return len(np.unique(key))
+        seen = np.zeros(len(self.counts) * members, dtype=bool)
+        seen[key] = True
+        return int(np.count_nonzero(seen))
+
+
+PAIR_TABLE = 50_000_000
+"""largest (topic x member) table whose pairs are counted in a table; beyond, by sorting."""
+
+
+class OwnedColumns:
+    """Every listed claim as three columns, in the order of the members as given (not sorted by
+    id); from `DenseClaims`, the columns are made when first read (claim resolution reads the dense
+    array itself)."""
+
+    def __init__(self, member: np.ndarray, topic: np.ndarray, partition: np.ndarray) -> None:
+        self._columns: tuple[np.ndarray, np.ndarray, np.ndarray] | None = (member, topic, partition)
+        self._members = 0
+        self.dense: DenseClaims | None = None
+        """the same claims, when the request sent them as one claimant per partition and nothing
+        else (the compact body's `owners`)."""
+
+    @classmethod
+    def of_dense(cls, dense: DenseClaims, members: int) -> OwnedColumns:
+        columns = cls.__new__(cls)
+        columns._columns, columns._members, columns.dense = None, members, dense
+        return columns
+
+    @property
+    def member(self) -> np.ndarray:
+        """position of the claimant in the request's `members` list."""
+        return self._read()[0]
+
+    @property
+    def topic(self) -> np.ndarray:
+        """index of the claimed topic in `sorted(problem.topics)`, or -1 for a topic not in it."""
+        return self._read()[1]
+
+    @property
+    def partition(self) -> np.ndarray:
+        return self._read()[2]
+
+    def _read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._columns is None:
+            assert self.dense is not None
+            self._columns = self.dense.columns(self._members)
+        return self._columns
 
     def __eq__(self, other: object) -> bool:
         # part of the model's equality (pydantic compares private attributes too)

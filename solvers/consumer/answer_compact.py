@@ -66,11 +66,12 @@ def unchanged(problem: ConsumerProblem, owner: np.ndarray) -> np.ndarray:
     members = len(problem.members)
     if claims is None:
         return np.zeros(0, dtype=np.int64)
-    if claims.dense is not None and len(claims.dense) == len(owner):
+    dense = claims.dense.request_order if claims.dense is not None else None
+    if dense is not None and len(dense) == len(owner):
         # one claimant per partition: a member is unchanged when no partition it claimed or got differs
-        differ = claims.dense != owner
+        differ = dense != owner
         bad = np.zeros(members + 1, dtype=bool)  # the last slot takes -1 (nobody)
-        bad[claims.dense[differ]] = True
+        bad[dense[differ]] = True
         bad[owner[differ]] = True
         return np.flatnonzero(~bad[:members])
     offsets = request_offsets(problem)

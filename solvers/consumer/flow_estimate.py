@@ -35,8 +35,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-import numpy as np
-
 from stickyd.models.consumer.index import ConsumerIndex
 from stickyd.solvers.time_policy import (
     AFTER_S_FIXED,
@@ -76,13 +74,7 @@ def network_arcs(index: ConsumerIndex) -> int:
     """An upper bound on the flow's routing arcs: (pool, member) plus (class, claimant)."""
     units = network_units(index)
     free = sum(len(g.eligible) for g in index.groups if g.units)
-    reported = index.reported
-    if len(reported.member):
-        changes = (np.diff(reported.member) != 0) | (np.diff(reported.topic) != 0)
-        pairs = 1 + int(np.count_nonzero(changes))
-    else:
-        pairs = 0
-    return free + min(pairs, units)
+    return free + min(index.reported.member_topic_pairs(), units)
 
 
 def network_units(index: ConsumerIndex) -> int:

@@ -5,7 +5,6 @@ gets the same answer as the same request in JSON (the answer read back from its 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any
 
@@ -18,6 +17,7 @@ from hypothesis import strategies as st
 from stickyd.models.consumer.compact import MAGIC, decode_compact
 from stickyd.models.consumer.compact_codec import decode_answer, encode_request
 from stickyd.models.consumer.index import _one_claimant, index_consumer_problem
+from stickyd.models.consumer.owned import OwnedColumns
 from stickyd.models.consumer.problem import ConsumerProblem
 from stickyd.models.errors import parse
 from stickyd.service.processes.solve_job import Limits, run_job
@@ -216,5 +216,58 @@ def test_unchanged_members_from_the_dense_owners_match_the_claim_columns(data: s
     problem = _compact_problem(MAGIC + msgspec.msgpack.encode(request))
     assert problem.owned_columns is not None and problem.owned_columns.dense is not None
     general = problem.model_copy()
-    general._owned_columns = dataclasses.replace(problem.owned_columns, dense=None)  # noqa: SLF001
+    columns = problem.owned_columns
+    general._owned_columns = OwnedColumns(columns.member, columns.topic, columns.partition)  # noqa: SLF001
     assert unchanged(problem, answer).tolist() == unchanged(general, answer).tolist()
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.data())
+def test_dense_claims_resolve_as_their_claim_columns_do(data: st.DataObject) -> None:
+    """Claims read in place from the dense `owners` array (topics listed out of name order, claims
+    on topics the member does not read) resolve exactly as the same request in JSON: the same
+    owners, the same ignored claims named in the same order, the same claims reported per member,
+    the same count of (member, topic) pairs."""
+    counts = [data.draw(st.integers(1, 5)), *data.draw(st.lists(st.integers(0, 5), max_size=3))]
+    members = data.draw(st.integers(1, 5))
+    slots = sum(counts)
+    claimed = data.draw(st.lists(st.integers(-1, members - 1), min_size=slots, max_size=slots))
+    topics = [f"t{t}" for t in range(len(counts))]
+    reads = data.draw(st.lists(st.lists(st.sampled_from(range(len(counts))), unique=True), min_size=1, max_size=3))
+    request = {
+        "topics": [[name, c] for name, c in zip(reversed(topics), reversed(counts), strict=True)],
+        "subscriptions": reads,
+        "members": [[f"m{m}", data.draw(st.integers(0, len(reads) - 1))] for m in range(members)],
+        "owned": b"",
+        "owners": np.array(claimed, dtype="<i4").tobytes(),
+    }
+    problem = _compact_problem(MAGIC + msgspec.msgpack.encode(request))
+    assert _one_claimant(problem)
+    # the same request in JSON: each member's claims as its `owned` map
+    owned: list[dict[str, list[int]]] = [{} for _ in range(members)]
+    at = 0
+    for name, count in request["topics"]:
+        for p in range(count):
+            if claimed[at] >= 0:
+                owned[claimed[at]].setdefault(name, []).append(p)
+            at += 1
+    general = parse(
+        ConsumerProblem,
+        {
+            "topics": dict(request["topics"]),
+            "members": [
+                {"id": m, "topics": [request["topics"][t][0] for t in reads[s]], "owned": owned[i]}
+                for i, (m, s) in enumerate(request["members"])
+            ],
+        },
+    )
+    dense, read = index_consumer_problem(problem), index_consumer_problem(general)
+    assert [g.claims.tolist() for g in dense.groups] == [g.claims.tolist() for g in read.groups]
+    assert dense.warnings == read.warnings
+    assert dense.owned == read.owned
+    assert list(map(_lists, dense.reported)) == list(map(_lists, read.reported))
+    assert dense.reported.member_topic_pairs() == read.reported.member_topic_pairs()
+
+
+def _lists(claims: dict[str, np.ndarray]) -> dict[str, list[int]]:
+    return {topic: parts.tolist() for topic, parts in claims.items()}
