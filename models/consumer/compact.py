@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import msgspec
@@ -167,7 +168,8 @@ def _subscription_names(subscriptions: list[list[int]], names: list[str]) -> lis
         if topics and not (min(topics) >= 0 and max(topics) < len(names)):  # C loops; the index only on error
             k, t = next((k, t) for k, t in enumerate(topics) if not 0 <= t < len(names))
             raise ProblemError(f"subscriptions[{s}][{k}]", f"topic index {t} out of range ({len(names)} topics)")
-        out.append(list(map(names.__getitem__, topics)))
+        # itemgetter looks the names up in one C call (one topic: a name, not a tuple)
+        out.append(list(itemgetter(*topics)(names)) if len(topics) > 1 else [names[t] for t in topics])
     return out
 
 
