@@ -12,8 +12,8 @@ from fastapi import Request
 
 from stickyd.client.kafka_settings import kafka_settings
 from stickyd.service.http.metrics import Metrics
+from stickyd.service.processes.job import JobResult, Limits
 from stickyd.service.processes.pool import SolverPool, Timing
-from stickyd.service.processes.solve_job import JobResult, Limits
 from stickyd.service.settings import Settings
 from stickyd.service.watch.rates import LiveRates
 from stickyd.service.watch.watcher import Watcher

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from stickyd.service.processes.solve_job import Limits
+    from stickyd.service.processes.job import Limits
 
 Kind = Literal["consumer", "streams"]
 

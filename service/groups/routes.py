@@ -32,7 +32,7 @@ from stickyd.service.groups.rebalance import ATTEMPTS, GroupRebalancer, GroupRep
 from stickyd.service.groups.tenancy import Tenant
 from stickyd.service.groups.what_if import what_if
 from stickyd.service.http.request_body import ClientGone, media_type_error, read_body
-from stickyd.service.processes.solve_job import JobResult
+from stickyd.service.processes.job import JobResult
 from stickyd.service.store import (
     Database,
     Retention,

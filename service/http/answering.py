@@ -28,6 +28,7 @@ from stickyd.service.http.request_body import (
     media_type_error,
     read_body,
 )
+from stickyd.service.processes.job import JobResult, Kind
 from stickyd.service.processes.pool import (
     EXITED_REASON,
     FALLBACK_REASON,
@@ -37,7 +38,6 @@ from stickyd.service.processes.pool import (
     busy_error,
     overrun_error,
 )
-from stickyd.service.processes.solve_job import JobResult, Kind
 from stickyd.solvers.time_policy import CHEAP_S, PATIENCE_FACTOR, REPLY_RESERVE_S, REPLY_S_PER_MB, START_RESERVE_S
 
 log = logging.getLogger("stickyd.access")

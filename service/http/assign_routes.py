@@ -20,7 +20,7 @@ from starlette.types import Receive, Scope, Send
 
 from stickyd.service.http.answering import answer
 from stickyd.service.http.auth import Unauthorized, current_tenant
-from stickyd.service.processes.solve_job import Kind
+from stickyd.service.processes.job import Kind
 
 DIRECT: dict[str, Kind] = {"/v1/assign/consumer": "consumer", "/v1/assign/streams": "streams"}
 

@@ -14,7 +14,7 @@ from starlette.requests import ClientDisconnect, Request
 
 from stickyd.models.consumer.compact import MAGIC, is_compact
 from stickyd.models.consumer.compact import MEDIA_TYPE as COMPACT_MEDIA_TYPE
-from stickyd.service.processes.solve_job import JobResult, error
+from stickyd.service.processes.job import JobResult, error
 
 log = logging.getLogger("stickyd.access")
 

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from stickyd.service.processes.idle_processes import IdleProcesses
+from stickyd.service.processes.job import JobResult, Kind, Limits, error
 from stickyd.service.processes.pipe_frames import encode_frame
 from stickyd.service.processes.shared_area import SHARED_MIN_BYTES, Shared
-from stickyd.service.processes.solve_job import JobResult, Kind, Limits, error
 from stickyd.service.processes.solver_handle import ProcessAnswer, SolverProcess, exit_or_kill, start_solver_process
 from stickyd.service.watch.rates import LiveRates
 from stickyd.solvers.time_policy import CLOSE_WAIT_S, HAND_OFF_POLL_S, INTERRUPT_WAIT_S

@@ -6,21 +6,19 @@ moves bytes and keeps time.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from stickyd.models import ConsumerProblem, ConsumerSolution, ProblemError, parse
 from stickyd.models.consumer.compact import CompactRequest, decode_compact, is_compact
 from stickyd.models.consumer.wire import WireRequest, decode_consumer
-from stickyd.models.fallback_cause import FallbackCause
 from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
 from stickyd.service.admission.promise_floor import floor_ms
 from stickyd.service.admission.request_cost import over_limits, request_cost
 from stickyd.service.http.json_guard import load_object_fast
+from stickyd.service.processes.job import JobResult, Kind, Limits, error
 from stickyd.service.watch.live_weights import fill_live_weights
 from stickyd.service.watch.rates import LiveRates
 from stickyd.solvers import solve_consumer, solve_streams
@@ -32,52 +30,11 @@ from stickyd.solvers.streams.result import streams_answer_json
 
 log = logging.getLogger(__name__)
 
-Kind = Literal["consumer", "streams"]
-
 COLUMN_DECODE_MIN_BYTES = 150_000
 """consumer bodies from this size are decoded with their claims as columns (models/consumer/wire.py):
 below it the numpy steps' fixed cost outweighs what they save (measured job times, columns against
 the exact path: 3 kB 0.57 vs 0.34 ms; 36 kB 1.61 vs 1.45 ms; 70-150 kB about even; 10k x 1,000
 equal, 373 kB: 8.5-8.8 vs 9.3-10.1 ms; 1M x 2,000, 32 MB: ~0.3 vs ~0.8 s)."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    max_partitions: int
-    max_members: int
-    default_time_limit_ms: int
-    max_time_limit_ms: int
-    max_subscriptions: int = 2_000_000
-    max_task_replicas: int = 1_000_000
-    max_subtopology_clients: int = 1_000_000
-    floor_scale: float = 1.0
-
-
-class JobCancelled(BaseException):
-    """Raised inside a solver process when the web process stops its job (the client went away
-    or the deadline passed). A BaseException, so that no solver's catch-all turns it into a
-    fallback answer."""
-
-
-@dataclass(frozen=True)
-class JobResult:
-    status: int
-    body: bytes
-    strategy: str = "-"
-    solver: str = "-"
-    optimal: bool = False
-    fallback: bool = False
-    solve_ms: float = 0.0
-    fallback_cause: FallbackCause | None = None
-    """why the fallback answered (None when it did not): the metrics' label."""
-    partitions: int = 0
-    members: int = 0
-
-
-def error(status: int, field: str, reason: str, partitions: int = 0, members: int = 0) -> JobResult:
-    detail = f"{field}: {reason}" if field else reason
-    body = json.dumps({"detail": detail, "field": field, "reason": reason}).encode()
-    return JobResult(status=status, body=body, partitions=partitions, members=members)
 
 
 def run_job(

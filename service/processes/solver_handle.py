@@ -17,10 +17,9 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from stickyd.service.processes.job import CANCEL_SLOT, JobResult
 from stickyd.service.processes.pipe_frames import HEADER, decode_frame
 from stickyd.service.processes.shared_area import Shared, create_area, empty_area, put, take
-from stickyd.service.processes.solve_job import JobResult
-from stickyd.service.processes.solver_process import CANCEL_SLOT
 
 log = logging.getLogger(__name__)
 

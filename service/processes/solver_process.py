@@ -21,14 +21,13 @@ from dataclasses import replace
 from types import FrameType
 from typing import BinaryIO
 
+from stickyd.service.processes.job import CANCEL_SLOT, JobCancelled, JobResult
 from stickyd.service.processes.pipe_frames import read_frame, write_frame
 from stickyd.service.processes.shared_area import SHARED_MIN_BYTES, Shared, read_area, widen_pipes, write_area
-from stickyd.service.processes.solve_job import JobCancelled, JobResult, run_job, warm_up
+from stickyd.service.processes.solve_job import run_job, warm_up
 from stickyd.solvers.time_policy import DEADLINE_TOLERANCE_S
 
 WORKER_NICENESS = 5
-CANCEL_SLOT = 8
-"""Bytes of the shared page holding the id of the job the parent wants stopped."""
 
 
 class _Current:
