@@ -29,7 +29,7 @@ OwnedMap = dict[TopicName, list[PartitionNumber]]
 OWNED: TypeAdapter[OwnedMap] = TypeAdapter(OwnedMap, config=ConfigDict(strict=True))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DenseClaims:
     """One claimant per partition at most, as the compact body's `owners` sends them: per partition
     of every topic the claimant's position in the request's `members` list, or -1."""
