@@ -208,9 +208,8 @@ def resolve_dense_claims(
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     position = {t: i for i, t in enumerate(names)}
     owner_flat = claims.dense.by_name.astype(np.int64)
-    flat = np.flatnonzero(owner_flat >= 0)
+    flat, topic = claims.dense.claimed
     claimant = owner_flat[flat]
-    topic = np.repeat(np.arange(len(names), dtype=np.int64), counts)[flat]
     unsubscribed = ~_subscribes(claimant, topic, subscriptions, position, ids)
     # a claim on a topic the claimant does not subscribe to is ignored
     ignored = flat[unsubscribed]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import chain, repeat
 from typing import Annotated, Any
 
@@ -41,22 +42,27 @@ class DenseClaims:
     counts: np.ndarray
     """partitions per topic, in name order."""
 
+    @cached_property
+    def claimed(self) -> tuple[np.ndarray, np.ndarray]:
+        """(slot in `by_name`, its topic's index in name order) of every claimed partition, in slot
+        order; made once for everything that reads the claims."""
+        slot = np.flatnonzero(self.by_name >= 0)
+        return slot, np.repeat(np.arange(len(self.counts), dtype=np.int64), self.counts)[slot]
+
     def columns(self, members: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The claims as (member, topic, partition) columns sorted by member, topic name and
         partition (the order claim resolution takes without sorting)."""
-        owner = self.by_name
         offsets = np.concatenate([[0], np.cumsum(self.counts)]).astype(np.int64)
-        flat = np.flatnonzero(owner >= 0)
+        slot, topic = self.claimed
         # a stable sort by member keeps each member's claims in (topic name, partition) order
-        flat = flat[np.argsort(owner[flat].astype(np.int16 if members < 2**15 else np.int32), kind="stable")]
-        topic = np.repeat(np.arange(len(self.counts), dtype=np.int64), self.counts)[flat]
-        return owner[flat].astype(np.int64), topic, flat - offsets[topic]
+        order = np.argsort(self.by_name[slot].astype(np.int16 if members < 2**15 else np.int32), kind="stable")
+        slot, topic = slot[order], topic[order]
+        return self.by_name[slot].astype(np.int64), topic, slot - offsets[topic]
 
     def member_topic_pairs(self, members: int) -> int:
         """How many distinct (member, topic) pairs the claims name."""
-        flat = np.flatnonzero(self.by_name >= 0)
-        topic = np.repeat(np.arange(len(self.counts), dtype=np.int64), self.counts)[flat]
-        key = topic * members + self.by_name[flat]
+        slot, topic = self.claimed
+        key = topic * members + self.by_name[slot]
         if len(self.counts) * members > PAIR_TABLE:
             return len(np.unique(key))
         seen = np.zeros(len(self.counts) * members, dtype=bool)

@@ -223,7 +223,7 @@ def test_unchanged_members_from_the_dense_owners_match_the_claim_columns(data: s
 
 @settings(max_examples=120, deadline=None)
 @given(st.data())
-def test_dense_claims_resolve_as_their_claim_columns_do(data: st.DataObject) -> None:
+def test_dense_claims_resolve_as_the_same_request_in_json_does(data: st.DataObject) -> None:
     """Claims read in place from the dense `owners` array (topics listed out of name order, claims
     on topics the member does not read) resolve exactly as the same request in JSON: the same
     owners, the same ignored claims named in the same order, the same claims reported per member,
