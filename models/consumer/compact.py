@@ -19,7 +19,7 @@ import numpy as np
 from msgspec import UNSET, UnsetType
 
 from stickyd.models.consumer.owned import DenseClaims, OwnedColumns
-from stickyd.models.consumer.problem import OWNED_COLUMNS_GIVEN
+from stickyd.models.consumer.problem import OWNED_COLUMNS_GIVEN, SUBSCRIPTIONS_FROM_TOPICS
 from stickyd.models.errors import ProblemError
 from stickyd.models.int_ranges import INT32_MAX
 
@@ -92,12 +92,12 @@ class CompactRequest:
         members = len(self.data["members"])
         by_runs = owned_columns_from_runs(self.owned, members, counts, self.names)
         if not self.owners:
-            return {OWNED_COLUMNS_GIVEN: by_runs}
+            return {OWNED_COLUMNS_GIVEN: by_runs, SUBSCRIPTIONS_FROM_TOPICS: True}
         by_owners = owned_columns_from_owners(self.owners, members, counts, self.names)
         if not len(by_runs.member):
-            return {OWNED_COLUMNS_GIVEN: by_owners}
+            return {OWNED_COLUMNS_GIVEN: by_owners, SUBSCRIPTIONS_FROM_TOPICS: True}
         both = (np.concatenate([a, b]) for a, b in zip(_fields(by_owners), _fields(by_runs), strict=True))
-        return {OWNED_COLUMNS_GIVEN: OwnedColumns(*both)}
+        return {OWNED_COLUMNS_GIVEN: OwnedColumns(*both), SUBSCRIPTIONS_FROM_TOPICS: True}
 
 
 def decode_compact(body: bytes) -> CompactRequest:

@@ -1,11 +1,11 @@
 """The fork server: one process that imports the solvers once and forks every solver process from
 itself, so a new solver process is ready in milliseconds instead of importing them again.
 
-Each solver process used to be a fresh interpreter importing OR-Tools, numpy, scipy and pandas:
-about 3 s of CPU each, five of them when the service starts (the working processes, the fallback's
-and the two warm spares), which on two cores kept `stickyd serve` from being ready for 7-8 s, and
-made every replacement of a dead process a 3 s start. The fork server pays that import once, while
-the web process imports its own libraries on the other core.
+A fresh interpreter importing OR-Tools, numpy, scipy and pandas takes about 3 s of CPU; the service
+starts five solver processes (the working ones, the fallback's and the two warm spares), which on
+two cores would keep `stickyd serve` from being ready for 7-8 s and make every replacement of a
+dead process a 3 s start. The fork server pays that import once, while the web process imports its
+own libraries on the other core.
 
 The web process (`ForkServer`) talks to it over a socket pair: a request carries the new process's
 settings and its four descriptors (SCM_RIGHTS), the answer its pid; the fork server also reports
