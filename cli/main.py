@@ -108,10 +108,7 @@ def serve(
 ) -> None:
     """Serve the v1 HTTP API. Every other setting comes from its STICKYD_* environment variable
     (README, "The HTTP service"): time limits, request bounds, the group store, shutdown grace."""
-    import uvicorn
-
-    from stickyd.service.http.app import create_app
-    from stickyd.service.http.header_timeout import header_timeout_protocol
+    from stickyd.service.processes.fork_server import ForkServer
     from stickyd.service.settings import Settings
 
     overrides: dict[str, Any] = {"host": host, "port": port, "workers": workers}
@@ -120,9 +117,16 @@ def serve(
         settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
     except ValueError as problem:
         _fail(f"settings: {problem}".splitlines()[0])
+    forks = ForkServer()
+    forks.spawn()  # it imports the solvers while this process imports the web app
+    import uvicorn
+
+    from stickyd.service.http.app import create_app
+    from stickyd.service.http.header_timeout import header_timeout_protocol
+
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     _lean_log_records()
-    served = create_app(settings)
+    served = create_app(settings, forks)
     # the imported libraries stay for the process's life: the cyclic collector stops rescanning
     # them (a full collection of them would stall every request in flight for tens of ms)
     gc.freeze()

@@ -12,6 +12,7 @@ from fastapi import Request
 
 from stickyd.client.kafka_settings import kafka_settings
 from stickyd.service.http.metrics import Metrics
+from stickyd.service.processes.fork_server import ForkServer
 from stickyd.service.processes.job import JobResult, Limits
 from stickyd.service.processes.pool import SolverPool, Timing
 from stickyd.service.settings import Settings
@@ -22,14 +23,18 @@ log = logging.getLogger("stickyd.access")
 
 
 class Services:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, forks: ForkServer | None = None) -> None:
+        """`forks`: a fork server already started (the CLI starts it before importing the app)."""
         self.settings = settings
+        self.forks = forks or ForkServer()
         self.metrics = Metrics()
         self._series_of: dict[tuple[str, str, int, str], tuple[Any, Any, Any, Any]] = {}
         cap = settings.worker_memory_mb * 1024 * 1024
         prefault = min(settings.worker_prefault_mb, settings.worker_memory_mb // 2) * 1024 * 1024
-        self.solvers = SolverPool(settings.workers, cap, name="solver", prefault_bytes=prefault)
-        self.fallback = SolverPool(settings.fallback_workers, cap, name="fallback", prefault_bytes=prefault)
+        self.solvers = SolverPool(settings.workers, cap, name="solver", prefault_bytes=prefault, forks=self.forks)
+        self.fallback = SolverPool(
+            settings.fallback_workers, cap, name="fallback", prefault_bytes=prefault, forks=self.forks
+        )
         for pool in (self.solvers, self.fallback):
             pool.on_restart = self._count_restart(pool.name)
         self.limits = Limits(
@@ -67,6 +72,7 @@ class Services:
     async def close(self) -> None:
         stopping = asyncio.to_thread(self.watcher.stop) if self.watcher is not None else asyncio.sleep(0)
         await asyncio.gather(self.solvers.close(), self.fallback.close(), stopping)
+        await self.forks.close()
 
     def live_rates(self, body: bytes | dict[str, Any]) -> LiveRates | None:
         """The watcher's rates when the request may ask for them (`"live"` in its bytes, or its

@@ -47,3 +47,28 @@ def wait_until_none_marked(mark: str, timeout_s: float, *, exclude: set[int] | N
 
 def this_process() -> set[int]:
     return {os.getpid()}
+
+
+def children(pid: int) -> set[int]:
+    """The live children of `pid`."""
+    try:
+        return {int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
+    except OSError:
+        return set()
+
+
+FORK_SERVER = b"stickyd.service.processes.fork_server"
+
+
+def solver_processes(service_pid: int) -> set[int]:
+    """Every solver process of a `stickyd serve` (working, warm spare, fallback): the children of its
+    fork server."""
+    servers = [pid for pid in children(service_pid) if FORK_SERVER in _cmdline(pid)]
+    return {pid for server in servers for pid in children(server)}
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""

@@ -24,6 +24,7 @@ from stickyd.service.http.answering import answer
 from stickyd.service.http.assign_routes import StickydApp
 from stickyd.service.http.auth import add_authentication, current_tenant
 from stickyd.service.http.offline_docs import add_offline_docs
+from stickyd.service.processes.fork_server import ForkServer
 from stickyd.service.settings import Settings, get_settings
 from stickyd.service.ui import add_ui
 from stickyd.service.watch.routes import cluster
@@ -90,12 +91,14 @@ async def metrics(services: ServicesDep) -> Response:
     return Response(generate_latest(services.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
 
-def create_app(settings: Settings | None = None) -> StickydApp:
+def create_app(settings: Settings | None = None, forks: ForkServer | None = None) -> StickydApp:
+    """`forks`: the fork server, when the caller started it already (`stickyd serve` does, so
+    that the solvers' imports overlap this module's)."""
     settings = settings or get_settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        services = Services(settings)
+        services = Services(settings, forks)
         app.state.services = services
         await services.start()
         try:

@@ -1,8 +1,8 @@
 """Solver processes: CPU-bound solves run here, never on the event loop.
 
 Each solver process (service/processes/solver_process.py; the web process's handle on it is
-service/processes/solver_handle.py) is a child started with PR_SET_PDEATHSIG, so it dies with the web
-process whatever kills that. A request waits for an idle process, counted in its
+service/processes/solver_handle.py) is forked by the fork server (service/processes/fork_server.py),
+and dies with the web process whatever kills that. A request waits for an idle process, counted in its
 time, but only until the last moment it can still start and answer in time (its deadline less
 what the cheapest answer to a body of its size costs): a request that cannot start by then is not
 queued behind the others (the caller answers it otherwise). Its deadline counts from its arrival
@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from stickyd.service.processes.fork_server import ForkServer
 from stickyd.service.processes.idle_processes import IdleProcesses
 from stickyd.service.processes.job import JobResult, Kind, Limits, error
 from stickyd.service.processes.pipe_frames import encode_frame
@@ -126,8 +127,18 @@ class SolverPool:
     or dead is replaced at once by the spare (started and warmed up beforehand), and a new spare
     starts in the background, so the next request does not wait for a process to start."""
 
-    def __init__(self, size: int, memory_cap_bytes: int, name: str = "solver", prefault_bytes: int = 0) -> None:
+    def __init__(
+        self,
+        size: int,
+        memory_cap_bytes: int,
+        name: str = "solver",
+        prefault_bytes: int = 0,
+        forks: ForkServer | None = None,
+    ) -> None:
+        """`forks`: the fork server the pool shares with others (None: its own, stopped with it)."""
         self.size = size
+        self._forks = forks or ForkServer()
+        self._owns_forks = forks is None
         self.name = name
         self.memory_cap_bytes = memory_cap_bytes
         self.prefault_bytes = prefault_bytes
@@ -337,7 +348,7 @@ class SolverPool:
 
     def _spawn(self) -> Awaitable[SolverProcess]:
         return start_solver_process(
-            self.memory_cap_bytes, self.prefault_bytes, on_exit=self._exited, on_free=self._freed
+            self._forks, self.memory_cap_bytes, self.prefault_bytes, on_exit=self._exited, on_free=self._freed
         )
 
     def _freed(self, worker: SolverProcess) -> None:
@@ -376,6 +387,8 @@ class SolverPool:
             if worker.process.stdin is not None:
                 worker.process.stdin.close()
         await asyncio.gather(*(exit_or_kill(worker, CLOSE_WAIT_S) for worker in workers))
+        if self._owns_forks:
+            await self._forks.close()
 
 
 def overrun_error() -> JobResult:

@@ -1,41 +1,34 @@
-"""One solver process as the web process sees it: started (dying with its parent, whatever kills
-that), a job's large body and answer passed through its memory file, its answers read off its pipe,
-interrupted or killed. The pool (service/processes/pool.py) decides which job goes to which process; the
-process's own side is service/processes/solver_process.py.
+"""One solver process as the web process sees it: forked by the fork server (dying with the web
+process, whatever kills that), a job's large body and answer passed through its memory file, its
+answers read off its pipe, interrupted or killed. The pool (service/processes/pool.py) decides
+which job goes to which process; the process's own side is service/processes/solver_process.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import io
 import logging
 import mmap
 import os
 import signal
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from stickyd.service.processes.fork_server import ForkedProcess, ForkServer
 from stickyd.service.processes.job import CANCEL_SLOT, JobResult
 from stickyd.service.processes.pipe_frames import HEADER, decode_frame
 from stickyd.service.processes.shared_area import Shared, create_area, empty_area, put, take
 
 log = logging.getLogger(__name__)
 
-PR_SET_PDEATHSIG = 1
-
 ProcessAnswer = tuple[JobResult | None, float]
 """A solver process's answer to one job (None when it was interrupted) and its time in ms."""
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-
 @dataclass(eq=False)
 class SolverProcess:
-    process: asyncio.subprocess.Process
+    process: ForkedProcess
     cancel: mmap.mmap
     area: io.FileIO
     """the memory file large bodies and answers pass through (service/processes/shared_area.py)."""
@@ -98,6 +91,7 @@ class SolverProcess:
 
 
 async def start_solver_process(
+    forks: ForkServer,
     memory_cap_bytes: int,
     prefault_bytes: int = 0,
     on_exit: Callable[[SolverProcess], None] = lambda _worker: None,
@@ -106,20 +100,20 @@ async def start_solver_process(
     cancel_fd = os.memfd_create("stickyd-cancel")
     os.ftruncate(cancel_fd, CANCEL_SLOT)
     area = create_area()
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "stickyd.service.processes.solver_process",
-        str(os.getpid()),
-        str(cancel_fd),
-        str(memory_cap_bytes),
-        str(area.fileno()),
-        str(prefault_bytes),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        pass_fds=(cancel_fd, area.fileno()),
-        preexec_fn=_die_with_parent,
-    )
+    stdin_r, stdin_w = os.pipe()
+    stdout_r, stdout_w = os.pipe()
+    try:
+        child_fds = (stdin_r, stdout_w, cancel_fd, area.fileno())
+        process = await forks.start(memory_cap_bytes, prefault_bytes, child_fds, stdin_w, stdout_r)
+    except BaseException:
+        os.close(stdin_w)
+        os.close(stdout_r)
+        area.close()
+        os.close(cancel_fd)
+        raise
+    finally:  # the child has its own copies
+        os.close(stdin_r)
+        os.close(stdout_w)
     worker = SolverProcess(process, mmap.mmap(cancel_fd, CANCEL_SLOT), area, on_exit=on_exit, on_free=on_free)
     os.close(cancel_fd)
     assert process.stdout is not None

@@ -1,10 +1,11 @@
-"""One solver process (`python -m stickyd.service.processes.solver_process`): reads jobs from stdin, answers on
-stdout, one length-prefixed pickle frame each (service/processes/pipe_frames.py).
+"""One solver process, forked by the fork server (service/processes/fork_server.py): reads jobs from
+its pipe in, answers on its pipe out, one length-prefixed pickle frame each
+(service/processes/pipe_frames.py).
 
-It dies with the web process that started it (PR_SET_PDEATHSIG, set before exec by the parent and
-checked again here), runs at a lower CPU priority, and can be interrupted: the parent writes the
-job id to cancel into a shared page and sends SIGUSR1; the job stops at its next Python bytecode
-and is answered as cancelled. Past its memory cap it answers, then exits to be replaced.
+It dies with the web process (through the fork server, PR_SET_PDEATHSIG on both), runs at a lower
+CPU priority, and can be interrupted: the web process writes the job id to cancel into a shared page
+and sends SIGUSR1; the job stops at its next Python bytecode and is answered as cancelled. Past its
+memory cap it answers, then exits to be replaced.
 """
 
 from __future__ import annotations
@@ -34,18 +35,17 @@ class _Current:
     job = -1
 
 
-def main() -> None:
-    parent, cancel_fd, memory_cap_bytes = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-    area_fd, prefault_bytes = int(sys.argv[4]), int(sys.argv[5])
-    if os.getppid() != parent:  # the parent died before PR_SET_PDEATHSIG was in force
-        return
-    widen_pipes(0, 1)
+def serve_jobs(
+    stdin_fd: int, stdout_fd: int, cancel_fd: int, memory_cap_bytes: int, area_fd: int, prefault_bytes: int
+) -> None:
+    """Answer jobs from `stdin_fd` on `stdout_fd` until the web process closes the pipe in."""
+    widen_pipes(stdin_fd, stdout_fd)
     _keep_freed_memory()
     _prefault(prefault_bytes)
-    # frames go to the original stdout; anything a library prints goes to stderr instead
-    frames_out = os.fdopen(os.dup(1), "wb")
+    # frames go to their own pipe; anything a library prints goes to stderr
+    frames_out = os.fdopen(stdout_fd, "wb")
     os.dup2(2, 1)
-    frames_in = os.fdopen(os.dup(0), "rb")
+    frames_in = os.fdopen(stdin_fd, "rb")
     cancel = mmap.mmap(cancel_fd, CANCEL_SLOT)
     signal.signal(signal.SIGUSR1, lambda _s, _f: _interrupt(cancel))
     with contextlib.suppress(OSError):
@@ -157,7 +157,3 @@ PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 def _resident_bytes(statm: int) -> int:
     """Resident size, from /proc/self/statm kept open (one read per job)."""
     return int(os.pread(statm, 128, 0).split()[1]) * PAGE_BYTES
-
-
-if __name__ == "__main__":
-    main()

@@ -21,6 +21,7 @@ from stickyd.cli.child_service import ServiceProcess
 from stickyd.client.http import AsyncStickydClient, StickydClient, StickydError
 from stickyd.models import ConsumerSolution
 from tests.conftest import CONTRACT, assert_valid
+from tests.processes import solver_processes
 from tests.service.health_probe import probe_health
 
 JSON = {"content-type": "application/json"}
@@ -111,10 +112,8 @@ def test_a_dead_solver_process_is_replaced(service: ServiceProcess) -> None:
     solved again, not answered by the fallback."""
     with StickydClient(service.url, timeout=60) as client:
         working = client.health()["worker_pids"]
-        children = Path(f"/proc/{service.pid}/task/{service.pid}/children").read_text().split()
-        module = b"stickyd.service.processes.solver_process"
-        solvers = [int(p) for p in children if module in Path(f"/proc/{p}/cmdline").read_bytes()]
-        assert working and set(working) <= set(solvers)
+        solvers = solver_processes(service.pid)
+        assert working and set(working) <= solvers
         for pid in solvers:
             os.kill(pid, signal.SIGKILL)
 

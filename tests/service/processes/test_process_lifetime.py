@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -22,7 +23,16 @@ from stickyd.cli.child_service import ServiceProcess, running_service
 from stickyd.models import ConsumerSolution
 from stickyd.service.processes.pool import EXITED_REASON
 from tests.conftest import assert_valid
-from tests.processes import MARK, marked, new_mark, this_process, wait_until_none_marked
+from tests.processes import (
+    FORK_SERVER,
+    MARK,
+    children,
+    marked,
+    new_mark,
+    solver_processes,
+    this_process,
+    wait_until_none_marked,
+)
 from tests.service.conftest import claimed_problem
 
 GRACE_S = 1.0
@@ -98,11 +108,6 @@ def test_a_client_that_disconnects_frees_its_solver_process_within_250ms(one_wor
     assert "client disconnected while its request was solved" in service.log_text()
 
 
-def _children(pid: int) -> set[int]:
-    found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
-    return {int(child) for child in found}
-
-
 def test_a_replaced_solver_process_is_taken_over_by_the_warm_spare(one_worker_service: ServiceProcess) -> None:
     """When a solver process dies (or is killed because its job would not stop), the pool's warm
     spare takes its place at once: the next request is answered by a solver process, within its
@@ -112,12 +117,12 @@ def test_a_replaced_solver_process_is_taken_over_by_the_warm_spare(one_worker_se
     health = httpx.get(f"{service.url}/v1/health", timeout=10).json()
     assert health["spare_ready"] and health["fallback_spare_ready"]
     (worker,) = health["worker_pids"]
-    before = _children(service.pid)
+    before = solver_processes(service.pid)
     os.kill(worker, signal.SIGKILL)
     held: set[int] = set()
     deadline = time.monotonic() + 5
     while not held and time.monotonic() < deadline:  # the replacement, caught before it is warm
-        held = _children(service.pid) - before
+        held = solver_processes(service.pid) - before
         time.sleep(0.002)
     for pid in held:
         os.kill(pid, signal.SIGSTOP)
@@ -134,6 +139,42 @@ def test_a_replaced_solver_process_is_taken_over_by_the_warm_spare(one_worker_se
         for pid in held:
             os.kill(pid, signal.SIGCONT)
     assert "the warm spare" in service.log_text()
+
+
+def test_a_killed_fork_server_takes_its_solver_processes_along_and_a_new_one_forks_their_replacements() -> None:
+    """The fork server SIGKILLed: every solver process it forked dies with it at once (none is left
+    running a job for nobody), a new fork server starts, both pools are whole again, and requests
+    are solved by solver processes, not the fallback."""
+    mark = new_mark()
+    with running_service({MARK: mark, "STICKYD_WORKERS": "1"}) as service:
+        before = solver_processes(service.pid)
+        (server,) = [pid for pid in children(service.pid) if FORK_SERVER in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        assert len(before) == 4, before  # the working process, the fallback's, and a spare each
+        os.kill(server, signal.SIGKILL)
+        left = wait_until_none_marked(mark, 1.0, exclude=this_process() | {service.pid} | children(service.pid))
+        assert not set(left) & before, left
+
+        def whole(health: dict[str, Any]) -> bool:
+            return bool(
+                health["workers_alive"] == health["workers"]
+                and health["fallback_workers_alive"] == health["fallback_workers"]
+                and health["spare_ready"]
+                and health["fallback_spare_ready"]
+            )
+
+        deadline = time.monotonic() + 60
+        health = httpx.get(f"{service.url}/v1/health", timeout=10).json()
+        while not whole(health) and time.monotonic() < deadline:
+            time.sleep(0.1)
+            health = httpx.get(f"{service.url}/v1/health", timeout=10).json()
+        assert whole(health), health
+        after = solver_processes(service.pid)
+        assert len(after) == 4 and not after & before, (before, after)
+        small = {"topics": {"t": 4}, "members": [{"id": "a", "topics": ["t"]}], "options": {"time_limit_ms": 3000}}
+        response = httpx.post(f"{service.url}/v1/assign/consumer", json=small, timeout=30)
+        assert response.status_code == 200
+        assert response.json()["stats"]["fallback"] is False
+    assert wait_until_none_marked(mark, 5.0, exclude=this_process()) == {}
 
 
 def test_demo_leaves_no_process_behind() -> None:
