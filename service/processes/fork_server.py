@@ -210,8 +210,8 @@ def main() -> None:
         for key, _ in waiting.select():
             if key.fileobj is server:
                 request, fds, _flags, _address = socket.recv_fds(server, REQUEST.size, 4)
-                if not request:  # the web process closed its end: stop
-                    return
+                if not request:  # the web process closed its end: stop at once (no module teardown)
+                    os._exit(0)
                 memory_cap_bytes, prefault_bytes = REQUEST.unpack(request)
                 pid = os.fork()
                 if pid == 0:
