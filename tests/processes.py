@@ -60,11 +60,15 @@ def children(pid: int) -> set[int]:
 FORK_SERVER = b"stickyd.service.processes.fork_server"
 
 
+def fork_servers(service_pid: int) -> set[int]:
+    """The fork server of a `stickyd serve` (a set: empty while none runs)."""
+    return {pid for pid in children(service_pid) if FORK_SERVER in _cmdline(pid)}
+
+
 def solver_processes(service_pid: int) -> set[int]:
     """Every solver process of a `stickyd serve` (working, warm spare, fallback): the children of its
     fork server."""
-    servers = [pid for pid in children(service_pid) if FORK_SERVER in _cmdline(pid)]
-    return {pid for server in servers for pid in children(server)}
+    return {pid for server in fork_servers(service_pid) for pid in children(server)}
 
 
 def _cmdline(pid: int) -> bytes:

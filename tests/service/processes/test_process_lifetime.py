@@ -13,7 +13,6 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -24,9 +23,9 @@ from stickyd.models import ConsumerSolution
 from stickyd.service.processes.pool import EXITED_REASON
 from tests.conftest import assert_valid
 from tests.processes import (
-    FORK_SERVER,
     MARK,
     children,
+    fork_servers,
     marked,
     new_mark,
     solver_processes,
@@ -148,7 +147,7 @@ def test_a_killed_fork_server_takes_its_solver_processes_along_and_a_new_one_for
     mark = new_mark()
     with running_service({MARK: mark, "STICKYD_WORKERS": "1"}) as service:
         before = solver_processes(service.pid)
-        (server,) = [pid for pid in children(service.pid) if FORK_SERVER in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        (server,) = fork_servers(service.pid)
         assert len(before) == 4, before  # the working process, the fallback's, and a spare each
         os.kill(server, signal.SIGKILL)
         left = wait_until_none_marked(mark, 1.0, exclude=this_process() | {service.pid} | children(service.pid))
