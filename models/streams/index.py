@@ -49,6 +49,9 @@ class StreamsIndex:
     move_cost: np.ndarray
     """per task: what its move weighs at the stickiness levels: its `task_costs` entry (1 without
     one) with `stickiness: restore_cost`, else 1 (moves are counted)."""
+    lag_pairs: np.ndarray
+    """shape (k, 3), sorted: (task, client, lag) for each lag a client reports on a task that
+    exists (a client holds state of that task: in Kafka, a state directory on its disk)."""
     weighted: bool = False
     """`stickiness: restore_cost`: the stickiness levels sum `move_cost` instead of counting."""
 
@@ -177,6 +180,7 @@ def index_streams_problem(problem: StreamsProblem) -> StreamsIndex:
     owner_keys = owned * n + prev_active[owned]
     within = lag_keys[lag_value <= problem.config.acceptable_recovery_lag]
     caught = _unique(np.concatenate([within, owner_keys[~_contains(_unique(lag_keys), owner_keys)]]))
+    by_key = np.argsort(lag_keys, kind="stable")
 
     warnings = []
     if stale:
@@ -203,6 +207,7 @@ def index_streams_problem(problem: StreamsProblem) -> StreamsIndex:
         racks=tuple(c.rack for c in clients),
         warnings=tuple(warnings),
         move_cost=move_cost,
+        lag_pairs=np.stack([lag_t[by_key], lag_j[by_key], lag_value[by_key]], axis=1),
         weighted=problem.options.stickiness == "restore_cost",
     )
 

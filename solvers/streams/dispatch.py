@@ -25,6 +25,7 @@ from stickyd.solvers.streams.result import balance_excess, build_streams_solutio
 from stickyd.solvers.streams.stage_estimates import answer_s, flows_s, skipped, sticky_s
 from stickyd.solvers.streams.standby_bound import StreamsBound, streams_bounds
 from stickyd.solvers.streams.stateless import settle_stateless
+from stickyd.solvers.streams.warm_standbys import place_warm_standbys
 from stickyd.solvers.time_policy import DEFAULT_TIME_LIMIT_MS, OPTIMAL_SHARE
 
 log = logging.getLogger(__name__)
@@ -113,23 +114,32 @@ def _optimal_or_fallback(index: StreamsIndex, whole: TimeBudget) -> tuple[Stream
     else:
         # the integer programme's target where it beat the flows'
         solver = "min-cost-flow" if certified is target else "cp-sat"
-        return _settled(index, certified, budget), Outcome(
-            strategy="optimal", solver=solver, optimal=proven, warnings=warnings
-        )
+        settled = _settled(index, certified, budget)
+        shared = _standbys_on_active_rack(index, settled)
+        if shared:
+            warnings += (
+                f"{shared} standbys share their active's rack: rack spread (KIP-925) is a tie-break below "
+                "standby moves, not a proven level",
+            )
+        return settled, Outcome(strategy="optimal", solver=solver, optimal=proven, warnings=warnings)
     return _fallback(index, whole, "optimal", (why,), cause)
 
 
 def _settled(index: StreamsIndex, target: StreamsTarget, budget: TimeBudget) -> StreamsTarget:
-    """The tie-breaks below every level, on the stateless tasks (solvers/streams/stateless.py):
-    fewest moved, then fewest idle clients; the target as it is when time is up or the result
-    would not be a valid target."""
-    if budget.expired():
-        return target
-    try:
-        settled = settle_stateless(index, target)
-    except SolverFailure:
-        return target
-    return target if target_violations(index, settled.active, settled.standby) else settled
+    """The tie-breaks below every level: on the stateless tasks, fewest moved, then fewest idle
+    clients (solvers/streams/stateless.py); new standby replicas where their state already is
+    (solvers/streams/warm_standbys.py). Each is skipped when time is up or its result would not
+    be a valid target."""
+    for tie_break in (settle_stateless, place_warm_standbys):
+        if budget.expired():
+            return target
+        try:
+            settled = tie_break(index, target)
+        except SolverFailure:
+            continue
+        if settled is not target and not target_violations(index, settled.active, settled.standby):
+            target = settled
+    return target
 
 
 def _why_not_optimal(index: StreamsIndex, budget: TimeBudget) -> str | None:
@@ -161,12 +171,6 @@ def _certify(
         standby_moves=standby_move_cost(index, target),
     )
     warnings: list[str] = []
-    shared = _standbys_on_active_rack(index, target)
-    if shared:
-        warnings.append(
-            f"{shared} standbys share their active's rack: rack spread (KIP-925) is a tie-break below "
-            "standby moves, not a proven level"
-        )
     if answer.stateful_excess == 0 and answer.standby_moves == 0:
         return target, True, tuple(warnings)
     bounds: list[StreamsBound] = []

@@ -37,10 +37,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Mapping: one contract client per process id, capacity = its members (stream threads); its
  * previous active tasks, and standby plus warm-up tasks as standbys; lags from the changelog offsets
- * the members report (the task's {@code taskEndOffsets}, reported by its active member, minus the
- * process's {@code taskOffsets}); the member's rack;
+ * the members report (the task's {@code taskEndOffsets} minus the process's {@code taskOffsets});
+ * the member's rack;
  * {@code num.standby.replicas}; each stateful task's restore cost (its changelog end offsets, else
- * the largest changelog offset a member reports) as {@code task_costs} with
+ * the largest changelog offset a member reports, else what the group's last request gave it) as
+ * {@code task_costs} with
  * {@code options.stickiness: restore_cost} (broker property {@code stickyd.stickiness=tasks} counts
  * moved tasks instead). The answer's {@code target} is returned: the coordinator itself
  * places warm-up tasks while it reconciles toward it, so the request asks for none. Each process's
@@ -50,8 +51,9 @@ import org.slf4j.LoggerFactory;
  * <p>The request has one strict deadline ({@code stickyd.timeout.ms}). On a timeout, an error
  * status or an answer that does not fit (a task missing, twice active, unknown, or a standby beside
  * its active), Kafka's built-in {@code sticky} assignor assigns; logged once per outage and counted
- * ({@link #fallbacks()}, and in the JMX metrics with {@code group-type=streams}). Thread-safe, as the interface requires: no state per call beyond the
- * immutable client and the process-wide outage record.
+ * ({@link #fallbacks()}, and in the JMX metrics with {@code group-type=streams}). Thread-safe, as
+ * the interface requires: no state per call beyond the immutable client, the process-wide outage
+ * record and the last costs per process.
  */
 public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
     public static final String NAME = "stickyd";
@@ -62,6 +64,7 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
     private static volatile String lastConfigured = "";
 
     private final StickyTaskAssignor fallback = new StickyTaskAssignor();
+    private final LastCosts lastCosts = new LastCosts();
     private volatile StickydHttpClient endpoint;
     private volatile String stickiness = StreamsRequest.RESTORE_COST;
 
@@ -107,7 +110,7 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
         GroupAssignment assignment;
         long started = System.nanoTime();
         try {
-            assignment = solve(stickyd, stickiness, groupSpec, topology);
+            assignment = solve(stickyd, stickiness, lastCosts, groupSpec, topology);
         } catch (IOException | RuntimeException e) {
             OUTAGE.fellBack(LOG, stickyd.describe(), started, e);
             return fallback.assign(groupSpec, topology);
@@ -117,7 +120,8 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
     }
 
     private static GroupAssignment solve(
-            StickydHttpClient stickyd, String stickiness, GroupSpec groupSpec, TopologyDescriber topology)
+            StickydHttpClient stickyd, String stickiness, LastCosts lastCosts, GroupSpec groupSpec,
+            TopologyDescriber topology)
             throws IOException {
         StreamsRequest request = new StreamsRequest(groupSpec.configs().numStandbyReplicas(), 0, 0L).stickiness(stickiness);
         Set<String> tasks = new TreeSet<>();
@@ -133,7 +137,8 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
             membersOf.computeIfAbsent(groupSpec.memberMetadata(memberId).processId(), k -> new ArrayList<>()).add(memberId);
         }
         membersOf.values().forEach(list -> list.sort(null));
-        Map<String, Long> ends = endOffsets(request, groupSpec);
+        Map<String, Long> ends = endOffsets(groupSpec);
+        lastCosts.complete(membersOf.keySet(), ends, tasks).forEach(request::addTaskCost);
         membersOf.forEach((processId, memberIds) -> addProcess(request, processId, memberIds, groupSpec, tasks, ends));
         JsonNode response = stickyd.post(StickydTaskAssignor.PATH, request.toJson(StickydTaskAssignor.solveTimeLimitMs(stickyd)), OUTAGE::failedOver);
         Map<String, SortedSet<String>> active = new TreeMap<>();
@@ -150,10 +155,11 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
     }
 
     /**
-     * Per task, its changelog end offsets as the members running it report them, else the largest
-     * changelog offset a member's local state reached; each is the task's restore cost in the request.
+     * Per task, its changelog end offsets as the members report them, else the largest changelog
+     * offset a member's local state reached; each is the task's restore cost in the request (where
+     * none is reported, the group's last request's: {@link LastCosts}).
      */
-    private static Map<String, Long> endOffsets(StreamsRequest request, GroupSpec groupSpec) {
+    private static Map<String, Long> endOffsets(GroupSpec groupSpec) {
         Map<String, Long> ends = new HashMap<>();
         for (String memberId : groupSpec.memberIds()) {
             MemberAssignmentState state = groupSpec.memberAssignmentState(memberId);
@@ -175,7 +181,6 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
                     }));
         }
         furthest.forEach(ends::putIfAbsent);
-        ends.forEach(request::addTaskCost);
         return ends;
     }
 

@@ -3,6 +3,8 @@ package io.stickyd.kafka.streams;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.SortedMap;
 import java.util.SortedSet;
@@ -14,8 +16,9 @@ import java.util.TreeSet;
  * (KIP-924's {@code ApplicationState} and KIP-1071's {@code GroupSpec}) map onto one builder.
  *
  * <p>Tasks are named {@code <subtopology>_<partition>} as in Kafka. A client's lags list only the
- * stateful tasks it previously held (active or standby) or is caught up on (lag at most
- * {@code acceptable_recovery_lag}): the service only asks whether a client is caught up, so the
+ * stateful tasks it previously held (active or standby), is caught up on (lag at most
+ * {@code acceptable_recovery_lag}) or holds part of the state of (a lag below the task's restore
+ * cost: a state directory left on its disk, which the service prefers for a task that moves): the
  * request stays small for applications with many tasks and clients.
  *
  * <p>With {@link #RESTORE_COST} stickiness (the default), the request carries {@code task_costs}
@@ -33,7 +36,7 @@ public final class StreamsRequest {
 
     private final SortedMap<String, Integer> partitions = new TreeMap<>();
     private final SortedMap<String, Boolean> stateful = new TreeMap<>();
-    private final ArrayNode clients = JSON.arrayNode();
+    private final List<Client> clients = new ArrayList<>();
     private final SortedMap<String, Long> taskCosts = new TreeMap<>();
     private String stickiness = RESTORE_COST;
     private final int numStandbyReplicas;
@@ -100,21 +103,33 @@ public final class StreamsRequest {
             SortedSet<String> active,
             SortedSet<String> standby,
             Map<String, Long> lags) {
-        ObjectNode client = clients.addObject();
-        client.put("id", id);
-        client.put("capacity", Math.max(1, capacity));
-        if (rack != null && !rack.isEmpty()) {
-            client.put("rack", rack);
+        clients.add(new Client(id, capacity, rack, active, standby, new TreeMap<>(lags)));
+    }
+
+    private record Client(
+            String id, int capacity, String rack, SortedSet<String> active, SortedSet<String> standby,
+            SortedMap<String, Long> lags) {
+    }
+
+    /** A client as JSON, once every task's restore cost is known. */
+    private ObjectNode clientJson(Client c) {
+        ObjectNode client = JSON.objectNode();
+        client.put("id", c.id());
+        client.put("capacity", Math.max(1, c.capacity()));
+        if (c.rack() != null && !c.rack().isEmpty()) {
+            client.put("rack", c.rack());
         }
-        active.forEach(client.putArray("active")::add);
-        standby.forEach(client.putArray("standby")::add);
+        c.active().forEach(client.putArray("active")::add);
+        c.standby().forEach(client.putArray("standby")::add);
         ObjectNode lagNode = client.putObject("lags");
-        new TreeMap<>(lags).forEach((task, lag) -> {
-            boolean held = active.contains(task) || standby.contains(task);
-            if (lag != null && lag >= 0 && (held || lag <= acceptableRecoveryLag)) {
+        c.lags().forEach((task, lag) -> {
+            boolean held = c.active().contains(task) || c.standby().contains(task);
+            boolean partial = lag != null && lag < taskCosts.getOrDefault(task, 0L);
+            if (lag != null && lag >= 0 && (held || lag <= acceptableRecoveryLag || partial)) {
                 lagNode.put(task, lag);
             }
         });
+        return client;
     }
 
     /** The JSON body for {@code POST /v1/assign/streams}. */
@@ -127,7 +142,8 @@ public final class StreamsRequest {
                     .put("partitions", partitions.get(id))
                     .put("stateful", stateful.get(id));
         }
-        root.set("clients", clients);
+        ArrayNode clientNodes = root.putArray("clients");
+        clients.forEach(c -> clientNodes.add(clientJson(c)));
         root.putObject("config")
                 .put("num_standby_replicas", numStandbyReplicas)
                 .put("max_warmup_replicas", maxWarmupReplicas)

@@ -143,6 +143,27 @@ class StickydStreamsGroupAssignorTest {
     }
 
     @Test
+    void aTaskWhoseOnlyStandbyIsGoneKeepsTheCostTheGroupsLastRequestGaveIt() {
+        // b1 stands by for 1_0 and reports its end offset 90,000; a1 runs it and reports none
+        StreamsGroups.Member a1 = new StreamsGroups.Member("p1", java.util.Optional.empty(),
+                Map.of("0", Set.of(0), "1", Set.of(0)), Map.of(), Map.of(), Map.of(), Map.of());
+        StreamsGroups.Member b1 = new StreamsGroups.Member("p2", java.util.Optional.empty(),
+                Map.of("0", Set.of(1), "1", Set.of(1)), Map.of("1", Set.of(0)), Map.of(),
+                Map.of("1", Map.of(0, 90_000L)), Map.of("1", Map.of(0, 90_000L)));
+        StickydStreamsGroupAssignor assignor = assignor(2000);
+        assignor.assign(new StreamsGroups.Group(new TreeMap<>(Map.of("a1", a1, "b1", b1)), 1), TOPOLOGY);
+        assertEquals("{\"1_0\":90000}", lastRequest.get().get("task_costs").toString());
+        // p2 killed: nobody reports 1_0's end offset any more
+        StreamsGroups.Member c1 = StreamsGroups.Member.of("p3", Map.of(), Map.of());
+        assignor.assign(new StreamsGroups.Group(new TreeMap<>(Map.of("a1", a1, "c1", c1)), 1), TOPOLOGY);
+        assertEquals("{\"1_0\":90000}", lastRequest.get().get("task_costs").toString());
+        // another group's processes know nothing of it
+        assignor.assign(new StreamsGroups.Group(new TreeMap<>(Map.of(
+                "x1", StreamsGroups.Member.of("p8", Map.of("1", Set.of(0)), Map.of()))), 1), TOPOLOGY);
+        assertEquals("{}", lastRequest.get().get("task_costs").toString());
+    }
+
+    @Test
     void atAColdStartTheProcessWhoseLocalStateReachedFurthestIsTheCaughtUpOne() {
         // nobody runs 1_0 (no end offset reported): p1's store reached 100, p2's 40
         StreamsGroups.Member a1 = new StreamsGroups.Member("p1", java.util.Optional.empty(), Map.of(), Map.of(), Map.of(),
@@ -153,7 +174,8 @@ class StickydStreamsGroupAssignorTest {
         JsonNode request = lastRequest.get();
         assertEquals("{\"1_0\":100}", request.get("task_costs").toString());
         assertEquals("{\"1_0\":0}", request.get("clients").get(0).get("lags").toString());
-        assertEquals("{}", request.get("clients").get(1).get("lags").toString());
+        // p2 holds part of the state (60 behind): not caught up, but where a new replica restores least
+        assertEquals("{\"1_0\":60}", request.get("clients").get(1).get("lags").toString());
     }
 
     @Test

@@ -114,6 +114,19 @@ class StreamsMappingTest {
     }
 
     @Test
+    void aLagBelowTheTasksRestoreCostIsSentAsPartOfTheStateLeftOnDisk() {
+        StreamsRequest request = new StreamsRequest(1, 0, 0);
+        for (int p = 0; p < 3; p++) {
+            request.addTask("1", p, true);
+        }
+        request.addTaskCost("1_0", 1000L);
+        request.addTaskCost("1_1", 1000L);
+        // p2 once ran 1_0 (its state directory is still there) and never held 1_1
+        request.addClient("p2", 1, null, new TreeSet<>(), new TreeSet<>(), Map.of("1_0", 40L, "1_1", 1000L));
+        assertEquals("{\"1_0\":40}", request.toJson(700).get("clients").get(0).get("lags").toString());
+    }
+
+    @Test
     void taskNamesSplitAtTheLastUnderscore() {
         assertEquals("sub_1", StreamsAnswer.subtopologyOf("sub_1_12"));
         assertEquals(12, StreamsAnswer.partitionOf("sub_1_12"));
