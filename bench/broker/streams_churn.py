@@ -309,6 +309,11 @@ def notes(args: argparse.Namespace, fallbacks: int) -> list[str]:
         "directory of a task it gave away for `state.cleanup.delay.ms` (10 minutes by default) and "
         "reads only what it missed. The column beside state moved gives what the departing instance "
         "held just before (the changelog records of its tasks).",
+        "",
+        "Each instance's process id is a random UUID, and both assignors break ties between instances "
+        "in process-id order: where two placements cost the same now (which instance gives a task up "
+        "at a join, which one takes a new standby at the kill), the run can go either way, and what "
+        "the later kill and leave rebuild follows from it. One run's figures are one such path.",
     ]
 
 

@@ -14,7 +14,9 @@ is rebuilt:
 - standbys on their active's rack (KIP-925) never grow: that tie-break stays above this one;
 - a client's restore of a task is its reported lag (the previous active owner: 0 unless its lags
   say otherwise), else the whole state: the task's restore cost (`task_costs`, with
-  `stickiness: restore_cost`) or one more than its largest reported lag, whichever is larger.
+  `stickiness: restore_cost`) or one more than its largest reported lag, whichever is larger;
+- where the restore is the same, a larger state goes preferably to a client that holds less
+  (its whole state times what the client holds): losing any one client later rebuilds less.
 
 One min-cost flow from the tasks' new replicas to the clients that take them. Exact given the
 rest of the target, not over every target: a tie-break, not a proven level. Where no lag tells
@@ -37,7 +39,8 @@ MOST_ARCS = 2_000_000
 
 def place_warm_standbys(index: StreamsIndex, target: StreamsTarget) -> StreamsTarget:
     """`target` with its new standby replicas re-placed: fewest on their active's rack, then the
-    least state restored, then as few changed as that allows."""
+    least state restored, then the least state piled on clients that hold much, then as few
+    changed as that allows."""
     n = index.client_count
     if index.replicas == 0 or not len(index.lag_pairs):
         return target
@@ -57,13 +60,13 @@ def place_warm_standbys(index: StreamsIndex, target: StreamsTarget) -> StreamsTa
     spread = np.where(eligible, price, -1).max(axis=1) - np.where(eligible, price, np.iinfo(np.int64).max).min(axis=1)
     if not (spread > 0).any():
         return target  # no reported lag tells the candidates apart
-    chosen = _solve(index, target, tasks, placed, fresh, eligible, price)
+    # lexicographically: standbys on their active's rack, state restored, state piled up
+    grids = (_same_rack_grid(index, target.active[tasks]).astype(np.int64), price, _piled(index, target, tasks))
+    chosen = _solve(tasks, placed, fresh, eligible, grids)
     if chosen is None:
         return target
     current = _grid(placed, fresh, n)
-    same_rack = _same_rack_grid(index, target.active[tasks])
-    before = (int((current & same_rack).sum()), int(price[current].sum()))
-    if (int((chosen & same_rack).sum()), int(price[chosen].sum())) >= before:
+    if tuple(int(g[chosen].sum()) for g in grids) >= tuple(int(g[current].sum()) for g in grids):
         return target
     standby = target.standby.copy()
     for i, t in enumerate(tasks.tolist()):
@@ -71,15 +74,21 @@ def place_warm_standbys(index: StreamsIndex, target: StreamsTarget) -> StreamsTa
     return StreamsTarget(active=target.active, standby=standby, kept_face=target.kept_face)
 
 
+def whole_states(index: StreamsIndex, tasks: np.ndarray) -> np.ndarray:
+    """per task: what building its state from nothing costs: its restore cost (`task_costs`, with
+    `stickiness: restore_cost`) or one past its largest reported lag, whichever is larger."""
+    rows, pairs = _rows_of(index, tasks, index.lag_pairs)
+    whole = np.zeros(len(tasks), dtype=np.int64)
+    np.maximum.at(whole, rows, pairs[:, 2] + 1)
+    return np.maximum(whole, index.move_cost[tasks]) if index.weighted else whole
+
+
 def restore_prices(index: StreamsIndex, tasks: np.ndarray) -> np.ndarray:
     """shape (tasks, clients): what a new replica of each task costs to build on each client."""
     n = index.client_count
     rows, pairs = _rows_of(index, tasks, index.lag_pairs)
     clients, lags = pairs[:, 1], pairs[:, 2]
-    whole = np.zeros(len(tasks), dtype=np.int64)
-    np.maximum.at(whole, rows, lags + 1)
-    if index.weighted:
-        whole = np.maximum(whole, index.move_cost[tasks])
+    whole = whole_states(index, tasks)
     price = np.repeat(whole[:, None], n, axis=1)
     # the previous active owner has the state, unless its lags say otherwise
     owner = index.prev_active[tasks]
@@ -89,25 +98,39 @@ def restore_prices(index: StreamsIndex, tasks: np.ndarray) -> np.ndarray:
     return price
 
 
-def _solve(
-    index: StreamsIndex,
-    target: StreamsTarget,
-    tasks: np.ndarray,
-    placed: np.ndarray,
-    fresh: np.ndarray,
-    eligible: np.ndarray,
-    price: np.ndarray,
-) -> np.ndarray | None:
-    """shape (tasks, clients): where the new replicas go; None when the costs do not fit."""
+def _piled(index: StreamsIndex, target: StreamsTarget, tasks: np.ndarray) -> np.ndarray:
+    """shape (tasks, clients): a new replica's whole state times the state its client already
+    holds (its stateful actives and kept standbys), each scaled to 2^20: a large state goes
+    preferably where little is held, so that losing any one client later rebuilds less."""
     n = index.client_count
+    stateful = np.flatnonzero(index.stateful)
+    whole = whole_states(index, stateful)
+    held = np.bincount(target.active[stateful], weights=whole, minlength=n)
+    replicas = target.standby[stateful]
+    for k in range(replicas.shape[1]):
+        kept = _held_before(index, stateful, replicas[:, k : k + 1])[:, 0] & (replicas[:, k] >= 0)
+        held += np.bincount(replicas[kept, k], weights=whole[kept], minlength=n)
+    mine = whole_states(index, tasks)
+    return _scaled(mine)[:, None] * _scaled(held)[None, :]
+
+
+def _scaled(values: np.ndarray) -> np.ndarray:
+    top = float(values.max(initial=0))
+    return np.zeros(len(values), np.int64) if top <= 0 else np.floor(values * (2**20 / top)).astype(np.int64)
+
+
+def _solve(
+    tasks: np.ndarray, placed: np.ndarray, fresh: np.ndarray, eligible: np.ndarray, grids: tuple[np.ndarray, ...]
+) -> np.ndarray | None:
+    """shape (tasks, clients): where the new replicas go, minimising `grids` (a cost per task and
+    client each) one after the other, then the replicas changed; None when the costs do not fit."""
+    n = eligible.shape[1]
     net = FlowNetwork()
     task0, client0, sink = net.add_nodes(len(tasks)), net.add_nodes(n), net.add_nodes(1)
     row, client = np.nonzero(eligible)
     for i, count in enumerate(fresh.sum(axis=1).tolist()):
         net.supply(task0 + i, count)
-    on_rack = _same_rack_grid(index, target.active[tasks])[row, client].astype(np.int64)
     changed = (~_grid(placed, fresh, n)[row, client]).astype(np.int64)
-    restore = price[row, client]
     # never two replicas of a task on one client
     arcs = net.add_arcs(task0 + row, client0 + client, 1, 0)
     # each client takes as many new replicas as the target gave it: its stateful count stays
@@ -115,7 +138,7 @@ def _solve(
     bins = net.add_arcs(client0 + np.arange(n), sink, taken, 0)
     net.supply(sink, -int(taken.sum()))
     zeros = np.zeros(bins.stop - bins.start, dtype=np.int64)
-    levels = [np.concatenate([cost, zeros]) for cost in (on_rack, restore, changed)]
+    levels = [np.concatenate([cost, zeros]) for cost in (*(g[row, client] for g in grids), changed)]
     try:
         flows = solve_by_levels(net, levels)
     except SolverFailure:

@@ -154,7 +154,6 @@ def test_warm_placement_costs_no_level_and_rebuilds_the_least_state(seed: int) -
     assert active_move_cost(index, warm) == active_move_cost(index, target)
     assert standby_move_cost(index, warm) == standby_move_cost(index, target)
     assert _figures(problem, index, warm) <= _figures(problem, index, target)
-    assert warm is target or _figures(problem, index, warm) < _figures(problem, index, target)
     best = best_figures(problem, index, target)
     if best is not None:
         assert _figures(problem, index, warm) == best

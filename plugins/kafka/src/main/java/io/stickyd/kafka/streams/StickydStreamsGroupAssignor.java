@@ -5,6 +5,7 @@ import io.stickyd.kafka.StickydHttpClient;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -169,17 +170,22 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
                 }
             }));
         }
-        // without an end offset (no member runs the task, as at a cold start), the furthest offset
-        // a member's local state reached stands for it: that member is the caught-up one
+        // without an end offset, at a cold start (no member runs the task), the furthest offset a
+        // member's local state reached stands for it: that member is the caught-up one. A task a
+        // member runs is not at a cold start: its runner is the caught-up one, and an older state
+        // directory elsewhere would only pass for it
         Map<String, Long> furthest = new HashMap<>();
+        Set<String> running = new HashSet<>();
         for (String memberId : groupSpec.memberIds()) {
-            groupSpec.memberAssignmentState(memberId).taskOffsets().forEach((subtopology, byPartition) ->
-                    byPartition.forEach((partition, offset) -> {
-                        if (offset != null && offset >= 0) {
-                            furthest.merge(StreamsRequest.taskName(subtopology, partition), offset, Math::max);
-                        }
-                    }));
+            MemberAssignmentState state = groupSpec.memberAssignmentState(memberId);
+            running.addAll(names(state.activeTasks()));
+            state.taskOffsets().forEach((subtopology, byPartition) -> byPartition.forEach((partition, offset) -> {
+                if (offset != null && offset >= 0) {
+                    furthest.merge(StreamsRequest.taskName(subtopology, partition), offset, Math::max);
+                }
+            }));
         }
+        furthest.keySet().removeAll(running);
         furthest.forEach(ends::putIfAbsent);
         return ends;
     }

@@ -179,6 +179,19 @@ class StickydStreamsGroupAssignorTest {
     }
 
     @Test
+    void anOldStateDirectoryDoesNotPassForTheStateOfATaskAnotherProcessRuns() {
+        // a1 runs 1_0 and reports no offsets for it (no standby reports its end); p2 still has a
+        // state directory of 1_0 that reached offset 40
+        StreamsGroups.Member a1 = StreamsGroups.Member.of("p1", Map.of("1", Set.of(0)), Map.of());
+        StreamsGroups.Member b1 = new StreamsGroups.Member("p2", java.util.Optional.empty(), Map.of(), Map.of(), Map.of(),
+                Map.of("1", Map.of(0, 40L)), Map.of());
+        assignor(2000).assign(new StreamsGroups.Group(new TreeMap<>(Map.of("a1", a1, "b1", b1)), 0), TOPOLOGY);
+        JsonNode request = lastRequest.get();
+        assertEquals("{}", request.get("task_costs").toString());
+        assertEquals("{}", request.get("clients").get(1).get("lags").toString());
+    }
+
+    @Test
     void stickinessTasksInTheBrokersPropertiesCountsMovedTasksAndAnUnknownValueIsRefused() {
         StickydStreamsGroupAssignor assignor = new StickydStreamsGroupAssignor();
         assignor.configure(Map.of("stickyd.url", "http://127.0.0.1:" + server.getAddress().getPort(),
