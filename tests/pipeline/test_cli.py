@@ -13,11 +13,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from tests.pipeline.standalone_cluster import SHORT_LIVED_JVM
+
 STICKYD = [sys.executable, "-m", "stickyd.cli"]
 
 
 def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*STICKYD, *args], capture_output=True, text=True, timeout=timeout, check=False)
+    # Spark's driver JVM lives a minute here: the quick compiler alone (its output goes to spark.log)
+    env = {**os.environ, "JAVA_TOOL_OPTIONS": SHORT_LIVED_JVM}
+    return subprocess.run([*STICKYD, *args], capture_output=True, text=True, timeout=timeout, check=False, env=env)
 
 
 def test_generate_plan_replay_end_to_end(tmp_path: Path) -> None:
