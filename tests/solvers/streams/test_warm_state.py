@@ -1,7 +1,6 @@
-"""The tie-breaks below every Streams level that use the state clients still hold on disk (a lag
-reported on a task they do not run): a moved active goes preferably to a client holding part of
-its state (solvers/streams/flow.py), and new standby replicas go where the least state must be
-rebuilt (solvers/streams/warm_standbys.py); neither ever costs a level above it."""
+"""The tie-break below every Streams level that uses the state clients still hold on disk (a lag
+reported on a task they do not run): new standby replicas go where the least state must be
+rebuilt (solvers/streams/warm_standbys.py), and it never costs a level above it."""
 
 from __future__ import annotations
 
