@@ -80,6 +80,12 @@ class StreamsIndex:
         pairs = self.caught_up_pairs
         return _contains(pairs[:, 0] * self.client_count + pairs[:, 1], tasks * self.client_count + clients)
 
+    def held_standby(self, tasks: np.ndarray, clients: np.ndarray) -> np.ndarray:
+        """per (task, client) of the broadcast `tasks` and `clients`: whether that client held a
+        standby of that task before."""
+        pairs = self.standby_pairs
+        return _contains(pairs[:, 0] * self.client_count + pairs[:, 1], tasks * self.client_count + clients)
+
     def caught_up_clients(self, tasks: np.ndarray) -> list[list[int]]:
         """per task in `tasks`: the clients caught up on it, in client order."""
         pairs = self.caught_up_pairs
@@ -277,9 +283,9 @@ def _unique(keys: np.ndarray) -> np.ndarray:
 
 
 def _contains(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """per key: whether it is in `sorted_keys`."""
+    """per key (of any shape): whether it is in `sorted_keys`."""
     if not len(sorted_keys):
-        return np.zeros(len(keys), dtype=bool)
+        return np.zeros(np.shape(keys), dtype=bool)
     at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
     return sorted_keys[at] == keys
 

@@ -20,7 +20,8 @@ is rebuilt:
 
 One min-cost flow from the tasks' new replicas to the clients that take them. Exact given the
 rest of the target, not over every target: a tie-break, not a proven level. Where no lag tells
-the eligible clients of a task apart, the target is returned as it is.
+the eligible clients of any task apart, or past MOST_ARCS task x client pairs, the target is
+returned as it is.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def place_warm_standbys(index: StreamsIndex, target: StreamsTarget) -> StreamsTa
         return target
     rows = np.flatnonzero(index.stateful)
     placed = target.standby[rows]
-    held = _held_before(index, rows, placed)
+    held = index.held_standby(rows[:, None], placed)
     fresh, kept = (placed >= 0) & ~held, (placed >= 0) & held
     with_fresh = fresh.any(axis=1)
     tasks, placed, fresh, kept = rows[with_fresh], placed[with_fresh], fresh[with_fresh], kept[with_fresh]
@@ -108,7 +109,7 @@ def _piled(index: StreamsIndex, target: StreamsTarget, tasks: np.ndarray) -> np.
     held = np.bincount(target.active[stateful], weights=whole, minlength=n)
     replicas = target.standby[stateful]
     for k in range(replicas.shape[1]):
-        kept = _held_before(index, stateful, replicas[:, k : k + 1])[:, 0] & (replicas[:, k] >= 0)
+        kept = index.held_standby(stateful, replicas[:, k]) & (replicas[:, k] >= 0)
         held += np.bincount(replicas[kept, k], weights=whole[kept], minlength=n)
     mine = whole_states(index, tasks)
     return _scaled(mine)[:, None] * _scaled(held)[None, :]
@@ -154,18 +155,6 @@ def _grid(placed: np.ndarray, chosen: np.ndarray, n: int) -> np.ndarray:
     for k in range(placed.shape[1]):
         grid[np.flatnonzero(chosen[:, k]), placed[chosen[:, k], k]] = True
     return grid
-
-
-def _held_before(index: StreamsIndex, rows: np.ndarray, placed: np.ndarray) -> np.ndarray:
-    """per (task, replica): whether its client held a standby of the task before."""
-    n = index.client_count
-    pairs = index.standby_pairs
-    keys = pairs[:, 0] * n + pairs[:, 1]
-    wanted = rows[:, None] * n + placed
-    if not len(keys):
-        return np.zeros(placed.shape, dtype=bool)
-    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
-    return keys[at] == wanted
 
 
 def _previous_standby_grid(index: StreamsIndex, tasks: np.ndarray) -> np.ndarray:
