@@ -86,6 +86,20 @@ class StreamsIndex:
         pairs = self.standby_pairs
         return _contains(pairs[:, 0] * self.client_count + pairs[:, 1], tasks * self.client_count + clients)
 
+    @cached_property
+    def rack_numbers(self) -> np.ndarray:
+        """per client: its rack as a number, -1 for none; one more entry, -1, read for client -1
+        (no client)."""
+        numbers: dict[str, int] = {}
+        ranked = [numbers.setdefault(rack, len(numbers)) if rack else -1 for rack in self.racks]
+        return np.array([*ranked, -1], dtype=np.int64)
+
+    def same_rack(self, clients: np.ndarray | int, others: np.ndarray) -> np.ndarray:
+        """per pair of the broadcast `clients` and `others`: whether both are on one rack (KIP-925);
+        a client without a rack, or -1 for no client, shares none."""
+        a, b = self.rack_numbers[clients], self.rack_numbers[others]
+        return (a == b) & (a >= 0)
+
     def caught_up_clients(self, tasks: np.ndarray) -> list[list[int]]:
         """per task in `tasks`: the clients caught up on it, in client order."""
         pairs = self.caught_up_pairs

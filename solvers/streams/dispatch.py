@@ -6,8 +6,6 @@ import logging
 import time
 from typing import Any
 
-import numpy as np
-
 from stickyd.models.errors import parse
 from stickyd.models.fallback_cause import FallbackCause
 from stickyd.models.streams.index import StreamsIndex, index_streams_problem
@@ -222,7 +220,4 @@ def _tightest(bounds: list[StreamsBound]) -> StreamsBound:
 def _standbys_on_active_rack(index: StreamsIndex, target: StreamsTarget) -> int:
     if not index.replicas or not any(index.racks):
         return 0
-    racks = np.array([rack or "" for rack in index.racks], dtype=object)
-    placed = target.standby[index.stateful]
-    rack_of_active = racks[target.active[index.stateful]][:, None]
-    return int(((racks[placed] == rack_of_active) & (rack_of_active != "")).sum())
+    return int(index.same_rack(target.active[index.stateful][:, None], target.standby[index.stateful]).sum())

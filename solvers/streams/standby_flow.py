@@ -58,11 +58,6 @@ def solve_standbys(
     client0 = net.add_nodes(n)
     sink = net.add_nodes(1)
     pool_of = {owner: i for i, owner in enumerate(owners)}
-    racks = np.array([rack or "" for rack in index.racks], dtype=object)
-
-    def on_rack(owner: int, clients: np.ndarray) -> np.ndarray:
-        rack = racks[owner]
-        return (racks[clients] == rack) & (rack != "") if rack else np.zeros(len(clients), dtype=bool)
 
     # how many of an owner's tasks could take a new replica on each client (not one it keeps)
     pool_room = np.zeros((len(owners), n), dtype=np.int64)
@@ -73,11 +68,13 @@ def solve_standbys(
         restore = int(index.move_cost[members[0]])
         # a previous standby client keeps its replica: no state to rebuild
         for j in sorted(previous):
-            keep_rows.append((c, j, net.add(class0 + c, client0 + j, len(members), on_rack(owner, np.array([j])))))
+            keep_rows.append(
+                (c, j, net.add(class0 + c, client0 + j, len(members), index.same_rack(owner, np.array([j]))))
+            )
         if per_class:
             # every other replica is placed anew (a standby move), at most one per task and client
             fresh = np.array([j for j in range(n) if j != owner and j not in previous], dtype=np.int64)
-            arcs = net.add(class0 + c, client0 + fresh, len(members), on_rack(owner, fresh), moves=restore)
+            arcs = net.add(class0 + c, client0 + fresh, len(members), index.same_rack(owner, fresh), moves=restore)
             class_rows.append((c, fresh, arcs))
             continue
         # every other replica is placed anew (a standby move)
@@ -89,7 +86,9 @@ def solve_standbys(
     for i, owner in enumerate(owners if not per_class else []):
         others = clients[clients != owner]
         # never a standby beside its active, nor two replicas of a task on one client
-        pool_rows.append((owner, net.add(pool0 + i, client0 + others, pool_room[i, others], on_rack(owner, others))))
+        pool_rows.append(
+            (owner, net.add(pool0 + i, client0 + others, pool_room[i, others], index.same_rack(owner, others)))
+        )
     active_sf = np.bincount(active[tasks], minlength=n)
     lo_sf, hi_sf = index.stateful_bounds()
     lo = np.maximum(lo_sf - active_sf, 0)

@@ -62,7 +62,8 @@ def place_warm_standbys(index: StreamsIndex, target: StreamsTarget) -> StreamsTa
     if not (spread > 0).any():
         return target  # no reported lag tells the candidates apart
     # lexicographically: standbys on their active's rack, state restored, state piled up
-    grids = (_same_rack_grid(index, target.active[tasks]).astype(np.int64), price, _piled(index, target, tasks))
+    on_rack = index.same_rack(target.active[tasks][:, None], np.arange(n)[None, :])
+    grids = (on_rack.astype(np.int64), price, _piled(index, target, tasks))
     chosen = _solve(tasks, placed, fresh, eligible, grids)
     if chosen is None:
         return target
@@ -171,10 +172,3 @@ def _rows_of(index: StreamsIndex, tasks: np.ndarray, pairs: np.ndarray) -> tuple
     row_of[tasks] = np.arange(len(tasks))
     pairs = pairs[row_of[pairs[:, 0]] >= 0]
     return row_of[pairs[:, 0]], pairs
-
-
-def _same_rack_grid(index: StreamsIndex, owners: np.ndarray) -> np.ndarray:
-    """shape (tasks, clients): whether a client shares the rack of the task's active (KIP-925)."""
-    racks = np.array([rack or "" for rack in index.racks], dtype=object)
-    of_owner = racks[owners][:, None]
-    return (racks[None, :] == of_owner) & (of_owner != "")

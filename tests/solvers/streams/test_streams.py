@@ -194,6 +194,21 @@ def test_standbys_go_to_another_rack_than_their_active(strategy: str) -> None:
     assert all(racks[c] != racks[owner[t]] for c, a in solution.target.items() for t in a.standby)
 
 
+def test_the_rack_warning_counts_the_standbys_that_share_their_actives_rack() -> None:
+    """Two clients on one rack and two standbys asked: each task gets the one standby two clients
+    allow (said in a warning), on its active's rack, and the rack warning counts exactly those."""
+    problem = {
+        "subtopologies": [{"id": "0", "partitions": 2}],
+        "clients": [{"id": "c0", "rack": "a"}, {"id": "c1", "rack": "a"}],
+        "config": {"num_standby_replicas": 2},
+    }
+    solution = solve_streams(problem)
+    standbys = sum(len(a.standby) for a in solution.target.values())
+    assert standbys == 2
+    assert "only 1 standby replicas per task: there are 2 clients" in solution.stats.warnings
+    assert f"{standbys} standbys share their active's rack" in " ".join(solution.stats.warnings)
+
+
 def test_standby_counts_the_pooled_flow_cannot_deal_out_are_placed_per_class() -> None:
     """Uneven capacities, two standbys and kept replicas: the per-owner pools promise a client more
     replicas than there are tasks still needing one, so the exact per-class flow places them
