@@ -8,6 +8,7 @@ stickyd through KIP-1357 (`group.streams.assignors` on the broker, the group con
 
     python -m bench.broker.streams_churn                # 12 partitions, 60,000 records
     python -m bench.broker.streams_churn --quick        # 6 partitions, 6,000 records
+    python -m bench.broker.streams_churn --orders up    # one process-id order (default: up, down)
 
 Optional rows (`--assignors`, slower: Kafka's minimum probing interval is a minute) run the same
 churn on the classic protocol with the KIP-924 client-side assignors: `stickyd-kip924`,
@@ -21,6 +22,12 @@ with the assignment balanced and unchanged for a quiet window, and whether the o
 exact afterwards; for a kill or a leave, the state the departing instance held (its tasks'
 changelog sizes). The input is idle during each event (the step's records are produced and counted
 before it), so what standbys load is state being built, not new records.
+
+Both assignors break ties between instances in process-id order, and Kafka Streams draws each
+instance's process id at random, so one churn can take different paths from run to run. The
+churn runs once per order given (`--orders`): `up`, the process ids rising in the order the
+instances start (a < b < c < d), and `down`, falling (a > b > c > d); each instance's id is
+written in its state directory before it starts, as Kafka Streams keeps it there.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import signal
 import sys
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +56,9 @@ ASSIGNORS = {
 ASSIGNOR_CLASS = "io.stickyd.kafka.streams.StickydStreamsGroupAssignor"
 FIRST = ("a", "b")
 EVENTS = [("join", "c"), ("join", "d"), ("kill", "b"), ("leave", "c")]
+INSTANCES = ("a", "b", "c", "d")
+ORDERS = {"up": "a < b < c < d", "down": "a > b > c > d"}
+"""the process-id orders the churn can run in (`--orders`)."""
 FALLBACK_LINE = "did not answer"  # the broker log's WARN when stickyd fails and `sticky` assigns
 
 
@@ -131,6 +142,7 @@ def settle(app: StreamsApp, quiet_s: float, timeout_s: float) -> tuple[float, bo
 @dataclass
 class Step:
     assignor: str
+    order: str
     event: str
     stateful_moved: int
     actives_moved: int
@@ -145,13 +157,22 @@ class Step:
     def line(self) -> str:
         held = "-" if self.departing_held is None else f"{self.departing_held:,}"
         return (
-            f"| {ASSIGNORS[self.assignor]} | {self.event} | {self.stateful_moved} / {self.actives_moved} | "
+            f"| {ORDERS[self.order]} | {ASSIGNORS[self.assignor]} | {self.event} | "
+            f"{self.stateful_moved} / {self.actives_moved} | "
             f"{self.standbys_placed} | {self.state_moved:,} | {held} | {self.seconds:.1f} s | "
             f"{'yes' if self.balanced else 'no'} | {'yes' if self.exact else 'no'} |"
         )
 
 
-def app_for(assignor: str, bootstrap: str, stickyd_url: str, folder: Path, args: argparse.Namespace) -> StreamsApp:
+def process_ids(order: str) -> dict[str, uuid.UUID]:
+    """Each instance's process id, rising with its start (`up`) or falling (`down`)."""
+    ranks = range(1, len(INSTANCES) + 1) if order == "up" else range(len(INSTANCES), 0, -1)
+    return {name: uuid.UUID(int=rank) for name, rank in zip(INSTANCES, ranks, strict=True)}
+
+
+def app_for(
+    assignor: str, order: str, bootstrap: str, stickyd_url: str, folder: Path, args: argparse.Namespace
+) -> StreamsApp:
     config = {"num.standby.replicas": "1", "acceptable.recovery.lag": str(args.acceptable_lag)}
     if assignor.endswith("-kip924"):
         config |= {
@@ -164,7 +185,12 @@ def app_for(assignor: str, bootstrap: str, stickyd_url: str, folder: Path, args:
         config["group.protocol"] = "streams"
         app_assignor = "broker"  # no task.assignor.class: the broker assigns
     app = StreamsApp(
-        bootstrap=bootstrap, folder=folder, assignor=app_assignor, config=config, partitions=args.partitions
+        bootstrap=bootstrap,
+        folder=folder,
+        assignor=app_assignor,
+        config=config,
+        partitions=args.partitions,
+        process_ids=process_ids(order),
     )
     app.create_topics()
     if not assignor.endswith("-kip924"):
@@ -172,8 +198,10 @@ def app_for(assignor: str, bootstrap: str, stickyd_url: str, folder: Path, args:
     return app
 
 
-def run(assignor: str, bootstrap: str, stickyd_url: str, folder: Path, args: argparse.Namespace) -> list[Step]:
-    app = app_for(assignor, bootstrap, stickyd_url, folder, args)
+def run(
+    assignor: str, order: str, bootstrap: str, stickyd_url: str, folder: Path, args: argparse.Namespace
+) -> list[Step]:
+    app = app_for(assignor, order, bootstrap, stickyd_url, folder, args)
     quiet_s = args.quiet_kip924_s if assignor.endswith("-kip924") else args.quiet_s
     steps = []
     try:
@@ -201,6 +229,7 @@ def run(assignor: str, bootstrap: str, stickyd_url: str, folder: Path, args: arg
             moved = [t for t, owner in before.active.items() if after.active.get(t) != owner]
             step = Step(
                 assignor=assignor,
+                order=order,
                 event=f"{event} {name} ({len(app.live())} left)",
                 stateful_moved=sum(1 for t in moved if t.startswith("1_")),
                 actives_moved=len(moved),
@@ -219,29 +248,39 @@ def run(assignor: str, bootstrap: str, stickyd_url: str, folder: Path, args: arg
 
 
 def verdict(steps: list[Step]) -> list[str]:
-    """stickyd (KIP-1357) against the built-in sticky, step by step: tasks and state moved no more,
-    time within 2x; and at least 30% less state moved over the churn."""
-    ours = [s for s in steps if s.assignor == "stickyd"]
-    theirs = [s for s in steps if s.assignor == "sticky"]
-    if not ours or len(ours) != len(theirs):
+    """stickyd (KIP-1357) against the built-in sticky in each order, step by step: tasks and state
+    moved no more, time within 2x; and at least 30% less state moved over each churn and over all."""
+    orders = list(dict.fromkeys(s.order for s in steps))
+    pairs = [
+        (a, b)
+        for order in orders
+        for a, b in zip(
+            [s for s in steps if s.order == order and s.assignor == "stickyd"],
+            [s for s in steps if s.order == order and s.assignor == "sticky"],
+            strict=False,
+        )
+    ]
+    if not pairs:
         return []
-    lines = ["", "| event | tasks moved <= sticky | state moved <= sticky | time <= 2x sticky |", "|---|---|---|---|"]
-    for a, b in zip(ours, theirs, strict=True):
+    lines = [
+        "",
+        "| process ids | event | tasks moved <= sticky | state moved <= sticky | time <= 2x sticky |",
+        "|---|---|---|---|---|",
+    ]
+    for a, b in pairs:
         marks = [
             a.actives_moved <= b.actives_moved,
             a.state_moved <= b.state_moved,
             a.seconds <= 2 * b.seconds and a.balanced,
         ]
-        lines.append(f"| {a.event} | " + " | ".join("yes" if m else "**miss**" for m in marks) + " |")
-    total_ours, total_theirs = sum(s.state_moved for s in ours), sum(s.state_moved for s in theirs)
-    saved = 1 - total_ours / total_theirs if total_theirs else 0.0
-    lines.append(
-        f"\nState moved over the churn: stickyd {total_ours:,} records, built-in sticky {total_theirs:,} "
-        f"({abs(saved):.0%} {'less' if saved >= 0 else 'more'}; target at least 30% less: "
-        f"{'met' if saved >= 0.3 else '**miss**'})."
-    )
+        verdicts = " | ".join("yes" if m else "**miss**" for m in marks)
+        lines.append(f"| {ORDERS[a.order]} | {a.event} | {verdicts} |")
+    lines.append("")
+    for order in [*orders, None] if len(orders) > 1 else orders:
+        chosen = [(a, b) for a, b in pairs if order is None or a.order == order]
+        lines.append(_saved(chosen, f"process ids {ORDERS[order]}" if order else "both orders together"))
     # what the kills and leaves rebuilt, against what the departing instances held
-    for name, side in (("stickyd", ours), ("built-in sticky", theirs)):
+    for name, side in (("stickyd", [a for a, _ in pairs]), ("built-in sticky", [b for _, b in pairs])):
         departures = [s for s in side if s.departing_held]
         held_total = sum(s.departing_held or 0 for s in departures)
         if held_total:
@@ -253,12 +292,23 @@ def verdict(steps: list[Step]) -> list[str]:
     return lines
 
 
+def _saved(pairs: list[tuple[Step, Step]], label: str) -> str:
+    ours, theirs = sum(a.state_moved for a, _ in pairs), sum(b.state_moved for _, b in pairs)
+    saved = 1 - ours / theirs if theirs else 0.0
+    return (
+        f"- State moved over the churn, {label}: stickyd {ours:,} records, built-in sticky {theirs:,} "
+        f"({abs(saved):.0%} {'less' if saved >= 0 else 'more'}; target at least 30% less: "
+        f"{'met' if saved >= 0.3 else '**miss**'})."
+    )
+
+
 def main() -> None:
     # SIGTERM unwinds like Ctrl-C, so every instance, the broker and the service are stopped
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--assignors", default="sticky,stickyd", help=f"comma-separated, of {', '.join(ASSIGNORS)}")
+    parser.add_argument("--orders", default="up,down", help=f"comma-separated, of {', '.join(ORDERS)}")
     parser.add_argument("--title", default="Kafka Streams churn (real application)")
     args = parser.parse_args()
     args.partitions = 6 if args.quick else 12
@@ -270,9 +320,9 @@ def main() -> None:
     args.quiet_kip924_s = 20.0 if args.quick else 65.0
     args.timeout_s = 150.0
     header = (
-        "| assignor | event | actives moved (stateful / all) | standbys placed | state moved (records) | "
-        "state the departing instance held | time to RUNNING + balanced | balanced | "
-        "counts exact |\n|---|---|---:|---:|---:|---:|---:|---|---|"
+        "| process ids | assignor | event | actives moved (stateful / all) | standbys placed | "
+        "state moved (records) | state the departing instance held | time to RUNNING + balanced | balanced | "
+        "counts exact |\n|---|---|---|---:|---:|---:|---:|---:|---|---|"
     )
     print(header, flush=True)
     steps: list[Step] = []
@@ -286,8 +336,9 @@ def main() -> None:
         apache_kafka_broker(properties | {"stickyd.url": service.url, "stickyd.timeout.ms": "2000"}) as broker,
         tempfile.TemporaryDirectory(prefix="streams-churn-") as tmp,
     ):
-        for assignor in args.assignors.split(","):
-            steps += run(assignor, broker.bootstrap, service.url, Path(tmp) / assignor, args)
+        for order in args.orders.split(","):
+            for assignor in args.assignors.split(","):
+                steps += run(assignor, order, broker.bootstrap, service.url, Path(tmp) / f"{order}-{assignor}", args)
         fallbacks = broker.log_text().count(FALLBACK_LINE)
     lines = [*notes(args, fallbacks), "", header, *(s.line() for s in steps), *verdict(steps)]
     write_section(args.title, "\n".join(lines))
@@ -310,10 +361,11 @@ def notes(args: argparse.Namespace, fallbacks: int) -> list[str]:
         "reads only what it missed. The column beside state moved gives what the departing instance "
         "held just before (the changelog records of its tasks).",
         "",
-        "Each instance's process id is a random UUID, and both assignors break ties between instances "
-        "in process-id order: where two placements cost the same now (which instance gives a task up "
-        "at a join, which one takes a new standby at the kill), the run can go either way, and what "
-        "the later kill and leave rebuild follows from it. One run's figures are one such path.",
+        "Both assignors break ties between instances in process-id order: where two placements cost the "
+        "same now (which instance gives a task up at a join, which one takes a new standby at the kill), "
+        "the process ids decide, and what the later kill and leave rebuild follows from it. Kafka Streams "
+        "draws them at random; here each instance starts with a chosen one, and the churn runs once with "
+        "the ids rising in the order the instances start and once falling.",
     ]
 
 

@@ -30,6 +30,10 @@ from tests.kafka.jvm import APP_CLASSPATH, java_command, kill_java, start_java, 
 APP_CLASS = "io.stickyd.kafka.streams.app.CountApp"
 PARTITIONS = 6
 STATEFUL_SUBTOPOLOGY = "1"
+PROCESS_FILE = "kafka-streams-process-metadata"
+"""where Kafka Streams keeps an instance's process id, in `<state.dir>/<application.id>/`: read at
+start, made with a random UUID when absent."""
+STATE_DIRECTORY_LOGGER = "org.apache.kafka.streams.processor.internals.StateDirectory"
 
 # Rebalances in seconds instead of minutes: a short session (a killed instance is noticed after
 # 6 s), frequent commits, every store update in the changelog (no cache), a low acceptable lag
@@ -97,6 +101,9 @@ class StreamsApp:
     instances: dict[str, Instance] = field(default_factory=dict)
     expected: Counter[str] = field(default_factory=Counter)
     partitions: int = PARTITIONS
+    process_ids: dict[str, uuid.UUID] = field(default_factory=dict)
+    """instance name -> the process id it starts with (else Kafka Streams draws a random one): the
+    instances' order wherever an assignor breaks ties by process id."""
 
     @property
     def input(self) -> str:
@@ -115,7 +122,12 @@ class StreamsApp:
     def start(self, name: str, extra: dict[str, str] | None = None) -> Instance:
         folder = self.folder / name
         folder.mkdir(parents=True, exist_ok=True)
-        log4j = write_log4j2(folder, folder / "app.log")
+        # Kafka Streams logs the process id it read from its state directory at INFO
+        log4j = write_log4j2(folder, folder / "app.log", {"state": STATE_DIRECTORY_LOGGER})
+        if name in self.process_ids:
+            home = folder / "state" / self.app_id
+            home.mkdir(parents=True, exist_ok=True)
+            (home / PROCESS_FILE).write_text(json.dumps({"processId": str(self.process_ids[name])}))
         settings = {
             "name": name,
             "bootstrap": self.bootstrap,

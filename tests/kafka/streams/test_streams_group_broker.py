@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -103,10 +104,12 @@ def test_streams_group_is_assigned_by_stickyd_in_the_broker_and_by_kafkas_sticky
     counted by the service, each with the restore costs of the stateful tasks, no fallback in the
     broker's log), balanced six and six. Then, while input keeps arriving, a third instance is
     started and stickyd stops before it joins: Kafka's `sticky` assigns the join (one WARN for the
-    outage), the newcomer gets work, and every input record is counted exactly once."""
+    outage), the newcomer gets work, and every input record is counted exactly once. The instances
+    run with the process ids the harness chose for them (what the churn benchmark's orders rely on)."""
     service, stack = stickyd
     config = STREAMS_PROTOCOL | {"processing.guarantee": "exactly_once_v2"}
-    with streams_app(broker.bootstrap, tmp_path, assignor="broker", config=config) as app:
+    ids = {name: uuid.UUID(int=rank) for rank, name in enumerate("abc", start=1)}
+    with streams_app(broker.bootstrap, tmp_path, assignor="broker", config=config, process_ids=ids) as app:
         app.choose_assignor("stickyd")
         before = requests_to(service, "/v1/assign/streams")
         app.produce(600, skew=1.5)
@@ -114,6 +117,8 @@ def test_streams_group_is_assigned_by_stickyd_in_the_broker_and_by_kafkas_sticky
             app.start(name)
         two = wait_assigned(app, {"a", "b"})
         assert sorted(len(tasks) for tasks in two.values()) == [6, 6]
+        for name in ("a", "b"):
+            assert f"Reading UUID from process file: {ids[name]}" in app.instances[name].log.read_text()
         assert requests_to(service, "/v1/assign/streams") > before
         assert FALLBACK_LINE not in broker.log_text()
         assert app.wait_counts() == dict(app.expected)
