@@ -164,14 +164,16 @@ class Step:
         )
 
 
-def process_ids(order: str) -> dict[str, uuid.UUID]:
-    """Each instance's process id, rising with its start (`up`) or falling (`down`)."""
+def process_ids(order: str, run: int) -> dict[str, uuid.UUID]:
+    """Each instance's process id, rising with its start (`up`) or falling (`down`); `run` sets the
+    ids' high bits, so that no two runs' instances share one (as no two applications' do), while
+    the ids of one run keep their order."""
     ranks = range(1, len(INSTANCES) + 1) if order == "up" else range(len(INSTANCES), 0, -1)
-    return {name: uuid.UUID(int=rank) for name, rank in zip(INSTANCES, ranks, strict=True)}
+    return {name: uuid.UUID(int=(run << 64) | rank) for name, rank in zip(INSTANCES, ranks, strict=True)}
 
 
 def app_for(
-    assignor: str, order: str, bootstrap: str, stickyd_url: str, folder: Path, args: argparse.Namespace
+    assignor: str, order: tuple[str, int], bootstrap: str, stickyd_url: str, folder: Path, args: argparse.Namespace
 ) -> StreamsApp:
     config = {"num.standby.replicas": "1", "acceptable.recovery.lag": str(args.acceptable_lag)}
     if assignor.endswith("-kip924"):
@@ -190,7 +192,7 @@ def app_for(
         assignor=app_assignor,
         config=config,
         partitions=args.partitions,
-        process_ids=process_ids(order),
+        process_ids=process_ids(*order),
     )
     app.create_topics()
     if not assignor.endswith("-kip924"):
@@ -199,8 +201,9 @@ def app_for(
 
 
 def run(
-    assignor: str, order: str, bootstrap: str, stickyd_url: str, folder: Path, args: argparse.Namespace
+    assignor: str, order: tuple[str, int], bootstrap: str, stickyd_url: str, folder: Path, args: argparse.Namespace
 ) -> list[Step]:
+    """One churn of `assignor`, the instances' process ids in `order` (its name and the run's number)."""
     app = app_for(assignor, order, bootstrap, stickyd_url, folder, args)
     quiet_s = args.quiet_kip924_s if assignor.endswith("-kip924") else args.quiet_s
     steps = []
@@ -229,7 +232,7 @@ def run(
             moved = [t for t, owner in before.active.items() if after.active.get(t) != owner]
             step = Step(
                 assignor=assignor,
-                order=order,
+                order=order[0],
                 event=f"{event} {name} ({len(app.live())} left)",
                 stateful_moved=sum(1 for t in moved if t.startswith("1_")),
                 actives_moved=len(moved),
@@ -336,11 +339,13 @@ def main() -> None:
         apache_kafka_broker(properties | {"stickyd.url": service.url, "stickyd.timeout.ms": "2000"}) as broker,
         tempfile.TemporaryDirectory(prefix="streams-churn-") as tmp,
     ):
-        for order in args.orders.split(","):
-            for assignor in args.assignors.split(","):
-                steps += run(assignor, order, broker.bootstrap, service.url, Path(tmp) / f"{order}-{assignor}", args)
-        fallbacks = broker.log_text().count(FALLBACK_LINE)
-    lines = [*notes(args, fallbacks), "", header, *(s.line() for s in steps), *verdict(steps)]
+        runs = [(order, assignor) for order in args.orders.split(",") for assignor in args.assignors.split(",")]
+        for number, (order, assignor) in enumerate(runs, start=1):
+            folder = Path(tmp) / f"{order}-{assignor}"
+            steps += run(assignor, (order, number), broker.bootstrap, service.url, folder, args)
+        fallbacks = [line for line in broker.log_text().splitlines() if FALLBACK_LINE in line]
+    print("\n".join(fallbacks), file=sys.stderr)
+    lines = [*notes(args, len(fallbacks)), "", header, *(s.line() for s in steps), *verdict(steps)]
     write_section(args.title, "\n".join(lines))
 
 

@@ -165,7 +165,7 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
         for (String memberId : groupSpec.memberIds()) {
             MemberAssignmentState state = groupSpec.memberAssignmentState(memberId);
             state.taskEndOffsets().forEach((subtopology, byPartition) -> byPartition.forEach((partition, end) -> {
-                if (end != null && end >= 0) {
+                if (StreamsRequest.isRecordCount(end)) {
                     ends.merge(StreamsRequest.taskName(subtopology, partition), end, Math::max);
                 }
             }));
@@ -180,7 +180,7 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
             MemberAssignmentState state = groupSpec.memberAssignmentState(memberId);
             running.addAll(names(state.activeTasks()));
             state.taskOffsets().forEach((subtopology, byPartition) -> byPartition.forEach((partition, offset) -> {
-                if (offset != null && offset >= 0) {
+                if (StreamsRequest.isRecordCount(offset)) {
                     furthest.merge(StreamsRequest.taskName(subtopology, partition), offset, Math::max);
                 }
             }));
@@ -205,7 +205,7 @@ public class StickydStreamsGroupAssignor implements TaskAssignor, Configurable {
             state.taskOffsets().forEach((subtopology, offsets) -> offsets.forEach((partition, offset) -> {
                 String task = StreamsRequest.taskName(subtopology, partition);
                 Long end = ends.get(task);
-                if (offset != null && offset >= 0 && end != null) {
+                if (StreamsRequest.isRecordCount(offset) && end != null) {
                     lags.merge(task, Math.max(0L, end - offset), Math::min);
                 }
             }));

@@ -33,6 +33,8 @@ public final class StreamsRequest {
     public static final String STICKINESS_CONFIG = "stickyd.stickiness";
     public static final String RESTORE_COST = "restore_cost";
     public static final String TASKS = "tasks";
+    /** The largest restore cost the service takes (docs/wire-format.md): no changelog holds more records. */
+    public static final long MAX_TASK_COST = 1_000_000_000_000_000L;
 
     private final SortedMap<String, Integer> partitions = new TreeMap<>();
     private final SortedMap<String, Boolean> stateful = new TreeMap<>();
@@ -47,6 +49,15 @@ public final class StreamsRequest {
         this.numStandbyReplicas = numStandbyReplicas;
         this.maxWarmupReplicas = maxWarmupReplicas;
         this.acceptableRecoveryLag = acceptableRecoveryLag;
+    }
+
+    /**
+     * Whether a reported changelog offset, end offset or lag is a record count: Kafka Streams reports
+     * negative sentinels and {@code Long.MAX_VALUE} for what it does not know (its own heartbeat
+     * takes {@code Long.MAX_VALUE} as "unknown"); nothing above {@link #MAX_TASK_COST} is a count.
+     */
+    public static boolean isRecordCount(Long records) {
+        return records != null && records >= 0 && records <= MAX_TASK_COST;
     }
 
     public static String taskName(String subtopology, int partition) {
@@ -80,10 +91,11 @@ public final class StreamsRequest {
 
     /**
      * What restoring a task's state costs (changelog records); the largest of several reports is
-     * kept, at least 1 (a task with an empty changelog still costs a move). Negative: unknown, ignored.
+     * kept, at least 1 (a task with an empty changelog still costs a move). What is not a record count
+     * ({@link #isRecordCount}) is unknown and ignored.
      */
     public void addTaskCost(String task, long records) {
-        if (records >= 0) {
+        if (isRecordCount(records)) {
             taskCosts.merge(task, Math.max(1L, records), Math::max);
         }
     }
@@ -93,8 +105,8 @@ public final class StreamsRequest {
     }
 
     /**
-     * One Streams client (process). {@code lags} may hold every stateful task's lag (negative
-     * values: unknown, left out); only those the service needs are sent.
+     * One Streams client (process). {@code lags} may hold every stateful task's lag (values that are
+     * not record counts, {@link #isRecordCount}: unknown, left out); only those the service needs are sent.
      */
     public void addClient(
             String id,
@@ -125,7 +137,7 @@ public final class StreamsRequest {
         c.lags().forEach((task, lag) -> {
             boolean held = c.active().contains(task) || c.standby().contains(task);
             boolean partial = lag != null && lag < taskCosts.getOrDefault(task, 0L);
-            if (lag != null && lag >= 0 && (held || lag <= acceptableRecoveryLag || partial)) {
+            if (isRecordCount(lag) && (held || lag <= acceptableRecoveryLag || partial)) {
                 lagNode.put(task, lag);
             }
         });

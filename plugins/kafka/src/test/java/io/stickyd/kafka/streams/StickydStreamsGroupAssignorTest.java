@@ -143,6 +143,22 @@ class StickydStreamsGroupAssignorTest {
     }
 
     @Test
+    void kafkasUnknownOffsetIsNeitherARestoreCostNorACaughtUpState() {
+        // b1 stands by for 1_0 but reports Long.MAX_VALUE for its offset and end offset (Kafka
+        // Streams' "unknown"); it runs 1_1, changelog end 3,000, its store there
+        StreamsGroups.Member a1 = StreamsGroups.Member.of("p1", Map.of("0", Set.of(0), "1", Set.of(0)), Map.of());
+        StreamsGroups.Member b1 = new StreamsGroups.Member("p2", java.util.Optional.empty(),
+                Map.of("0", Set.of(1), "1", Set.of(1)), Map.of("1", Set.of(0)), Map.of(),
+                Map.of("1", Map.of(0, Long.MAX_VALUE, 1, 3_000L)), Map.of("1", Map.of(0, Long.MAX_VALUE, 1, 3_000L)));
+        long before = StickydStreamsGroupAssignor.fallbacks();
+        assignor(2000).assign(new StreamsGroups.Group(new TreeMap<>(Map.of("a1", a1, "b1", b1)), 1), TOPOLOGY);
+        JsonNode request = lastRequest.get();
+        assertEquals("{\"1_1\":3000}", request.get("task_costs").toString());
+        assertEquals("{\"1_1\":0}", request.get("clients").get(1).get("lags").toString());
+        assertEquals(before, StickydStreamsGroupAssignor.fallbacks());
+    }
+
+    @Test
     void aTaskWhoseOnlyStandbyIsGoneKeepsTheCostTheGroupsLastRequestGaveIt() {
         // b1 stands by for 1_0 and reports its end offset 90,000; a1 runs it and reports none
         StreamsGroups.Member a1 = new StreamsGroups.Member("p1", java.util.Optional.empty(),
