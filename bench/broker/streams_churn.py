@@ -344,7 +344,8 @@ def main() -> None:
             folder = Path(tmp) / f"{order}-{assignor}"
             steps += run(assignor, (order, number), broker.bootstrap, service.url, folder, args)
         fallbacks = [line for line in broker.log_text().splitlines() if FALLBACK_LINE in line]
-    print("\n".join(fallbacks), file=sys.stderr)
+    for line in fallbacks:  # why stickyd did not answer, from the broker's log
+        print(line, file=sys.stderr)
     lines = [*notes(args, len(fallbacks)), "", header, *(s.line() for s in steps), *verdict(steps)]
     write_section(args.title, "\n".join(lines))
 
