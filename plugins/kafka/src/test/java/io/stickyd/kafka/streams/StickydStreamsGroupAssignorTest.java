@@ -127,12 +127,10 @@ class StickydStreamsGroupAssignorTest {
     void theRequestWeighsMovesByTheChangelogSizesTheMembersReport() {
         // a1 runs 1_0 (changelog end 90,000, its store at 89,990); b1 runs 1_1 (end 3,000) and stands
         // by for 1_0 (its store at 80,000): costs are the end offsets, stateless 0_* carry none
-        StreamsGroups.Member a1 = new StreamsGroups.Member("p1", java.util.Optional.empty(),
-                Map.of("0", Set.of(0), "1", Set.of(0)), Map.of(), Map.of(),
-                Map.of("1", Map.of(0, 89_990L)), Map.of("1", Map.of(0, 90_000L)));
-        StreamsGroups.Member b1 = new StreamsGroups.Member("p2", java.util.Optional.empty(),
-                Map.of("0", Set.of(1), "1", Set.of(1)), Map.of("1", Set.of(0)), Map.of(),
-                Map.of("1", Map.of(0, 80_000L, 1, 3_000L)), Map.of("1", Map.of(1, 3_000L)));
+        StreamsGroups.Member a1 = StreamsGroups.Member.of("p1", Map.of("0", Set.of(0), "1", Set.of(0)), Map.of())
+                .reporting(Map.of("1", Map.of(0, 89_990L)), Map.of("1", Map.of(0, 90_000L)));
+        StreamsGroups.Member b1 = StreamsGroups.Member.of("p2", Map.of("0", Set.of(1), "1", Set.of(1)), Map.of("1", Set.of(0)))
+                .reporting(Map.of("1", Map.of(0, 80_000L, 1, 3_000L)), Map.of("1", Map.of(1, 3_000L)));
         StreamsGroups.Group group = new StreamsGroups.Group(new TreeMap<>(Map.of("a1", a1, "b1", b1)), 1);
         assignor(2000).assign(group, TOPOLOGY);
         JsonNode request = lastRequest.get();
@@ -147,9 +145,9 @@ class StickydStreamsGroupAssignorTest {
         // b1 stands by for 1_0 but reports Long.MAX_VALUE for its offset and end offset (Kafka
         // Streams' "unknown"); it runs 1_1, changelog end 3,000, its store there
         StreamsGroups.Member a1 = StreamsGroups.Member.of("p1", Map.of("0", Set.of(0), "1", Set.of(0)), Map.of());
-        StreamsGroups.Member b1 = new StreamsGroups.Member("p2", java.util.Optional.empty(),
-                Map.of("0", Set.of(1), "1", Set.of(1)), Map.of("1", Set.of(0)), Map.of(),
-                Map.of("1", Map.of(0, Long.MAX_VALUE, 1, 3_000L)), Map.of("1", Map.of(0, Long.MAX_VALUE, 1, 3_000L)));
+        StreamsGroups.Member b1 = StreamsGroups.Member.of("p2", Map.of("0", Set.of(1), "1", Set.of(1)), Map.of("1", Set.of(0)))
+                .reporting(Map.of("1", Map.of(0, Long.MAX_VALUE, 1, 3_000L)),
+                        Map.of("1", Map.of(0, Long.MAX_VALUE, 1, 3_000L)));
         long before = StickydStreamsGroupAssignor.fallbacks();
         assignor(2000).assign(new StreamsGroups.Group(new TreeMap<>(Map.of("a1", a1, "b1", b1)), 1), TOPOLOGY);
         JsonNode request = lastRequest.get();
@@ -161,11 +159,9 @@ class StickydStreamsGroupAssignorTest {
     @Test
     void aTaskWhoseOnlyStandbyIsGoneKeepsTheCostTheGroupsLastRequestGaveIt() {
         // b1 stands by for 1_0 and reports its end offset 90,000; a1 runs it and reports none
-        StreamsGroups.Member a1 = new StreamsGroups.Member("p1", java.util.Optional.empty(),
-                Map.of("0", Set.of(0), "1", Set.of(0)), Map.of(), Map.of(), Map.of(), Map.of());
-        StreamsGroups.Member b1 = new StreamsGroups.Member("p2", java.util.Optional.empty(),
-                Map.of("0", Set.of(1), "1", Set.of(1)), Map.of("1", Set.of(0)), Map.of(),
-                Map.of("1", Map.of(0, 90_000L)), Map.of("1", Map.of(0, 90_000L)));
+        StreamsGroups.Member a1 = StreamsGroups.Member.of("p1", Map.of("0", Set.of(0), "1", Set.of(0)), Map.of());
+        StreamsGroups.Member b1 = StreamsGroups.Member.of("p2", Map.of("0", Set.of(1), "1", Set.of(1)), Map.of("1", Set.of(0)))
+                .reporting(Map.of("1", Map.of(0, 90_000L)), Map.of("1", Map.of(0, 90_000L)));
         StickydStreamsGroupAssignor assignor = assignor(2000);
         assignor.assign(new StreamsGroups.Group(new TreeMap<>(Map.of("a1", a1, "b1", b1)), 1), TOPOLOGY);
         assertEquals("{\"1_0\":90000}", lastRequest.get().get("task_costs").toString());
@@ -182,10 +178,10 @@ class StickydStreamsGroupAssignorTest {
     @Test
     void atAColdStartTheProcessWhoseLocalStateReachedFurthestIsTheCaughtUpOne() {
         // nobody runs 1_0 (no end offset reported): p1's store reached 100, p2's 40
-        StreamsGroups.Member a1 = new StreamsGroups.Member("p1", java.util.Optional.empty(), Map.of(), Map.of(), Map.of(),
-                Map.of("1", Map.of(0, 100L)), Map.of());
-        StreamsGroups.Member b1 = new StreamsGroups.Member("p2", java.util.Optional.empty(), Map.of(), Map.of(), Map.of(),
-                Map.of("1", Map.of(0, 40L)), Map.of());
+        StreamsGroups.Member a1 = StreamsGroups.Member.of("p1", Map.of(), Map.of())
+                .reporting(Map.of("1", Map.of(0, 100L)), Map.of());
+        StreamsGroups.Member b1 = StreamsGroups.Member.of("p2", Map.of(), Map.of())
+                .reporting(Map.of("1", Map.of(0, 40L)), Map.of());
         assignor(2000).assign(new StreamsGroups.Group(new TreeMap<>(Map.of("a1", a1, "b1", b1)), 0), TOPOLOGY);
         JsonNode request = lastRequest.get();
         assertEquals("{\"1_0\":100}", request.get("task_costs").toString());
@@ -199,8 +195,8 @@ class StickydStreamsGroupAssignorTest {
         // a1 runs 1_0 and reports no offsets for it (no standby reports its end); p2 still has a
         // state directory of 1_0 that reached offset 40
         StreamsGroups.Member a1 = StreamsGroups.Member.of("p1", Map.of("1", Set.of(0)), Map.of());
-        StreamsGroups.Member b1 = new StreamsGroups.Member("p2", java.util.Optional.empty(), Map.of(), Map.of(), Map.of(),
-                Map.of("1", Map.of(0, 40L)), Map.of());
+        StreamsGroups.Member b1 = StreamsGroups.Member.of("p2", Map.of(), Map.of())
+                .reporting(Map.of("1", Map.of(0, 40L)), Map.of());
         assignor(2000).assign(new StreamsGroups.Group(new TreeMap<>(Map.of("a1", a1, "b1", b1)), 0), TOPOLOGY);
         JsonNode request = lastRequest.get();
         assertEquals("{}", request.get("task_costs").toString());

@@ -35,6 +35,11 @@ public final class StreamsGroups {
             return new Member(processId, Optional.empty(), active, standby, Map.of(), Map.of(), Map.of());
         }
 
+        /** This member reporting its stores' changelog offsets and the changelogs' end offsets. */
+        public Member reporting(Map<String, Map<Integer, Long>> offsets, Map<String, Map<Integer, Long>> endOffsets) {
+            return new Member(processId, rackId, activeTasks, standbyTasks, warmupTasks, offsets, endOffsets);
+        }
+
         @Override
         public Optional<String> instanceId() {
             return Optional.empty();
