@@ -75,18 +75,22 @@ def run_kafka(
     cap_s: float,
     env: dict[str, str] | None = None,
     as_broker: bool = False,
+    cpu_min_ms: int = 0,
 ) -> dict[str, Outcome]:
     """`ConsumerAssignorBench` on the file for the assignors, in one JVM, stopped after cap_s (then
     every one of them is reported capped). `env`: added to the JVM's environment (stickyd's address).
     `as_broker`: the JVM as a broker runs it (kafka-run-class's G1 settings) and, at every size, two
-    untimed calls before the faster of three timed ones, as in a broker that has assigned before."""
+    untimed calls before the faster of three timed ones, as in a broker that has assigned before.
+    `cpu_min_ms`: more timed calls until they have taken that long, over which the JVM's CPU time per
+    call (`cpu_ms`) is averaged."""
     heap = "-Xmx6g" if large else "-Xmx1g"
     rounds, warm_ups = ("1", "1") if large else ("2", "3")
     gc = ["-XX:+UseSerialGC"]
     if as_broker:
         rounds, warm_ups = ("3", "2") if large else ("3", "3")
         gc = ["-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35"]
-    command = ["java", heap, *gc, "-cp", APP_CLASSPATH, BENCH_CLASS, str(problem_file)]
+    cpu = [f"-Dstickyd.bench.cpu.min.ms={cpu_min_ms}"]
+    command = ["java", heap, *gc, *cpu, "-cp", APP_CLASSPATH, BENCH_CLASS, str(problem_file)]
     try:
         done = subprocess.run(
             [*command, ",".join(assignors), rounds, warm_ups],

@@ -52,12 +52,15 @@ FLOOR_OFF = {"STICKYD_FLOOR_SCALE": "0", "STICKYD_RESPONSE_MARGIN_MS": "600000"}
 
 
 def service_pids(pid: int) -> list[int]:
+    """The service's process and every process under it (its fork server and the solver processes
+    the fork server starts)."""
     found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
-    return [pid, *(int(child) for child in found)]
+    return [pid, *(one for child in found for one in service_pids(int(child)))]
 
 
 def service_cpu_s(pid: int) -> float:
-    """User + system CPU so far of the service's web process and its live solver processes."""
+    """User + system CPU so far of the service's web process, its fork server and its live solver
+    processes."""
     total = 0.0
     for one in service_pids(pid):
         try:

@@ -14,15 +14,22 @@ group solved by stickyd, then the event; what a broker that assigns with the plu
 
 - Kafka UniformAssignor and the plug-in: plugins/kafka's test class `ConsumerAssignorBench` (built
   by `mvn package`), one JVM per instance with a broker's G1 settings (kafka-run-class.sh), warm
-  (3 untimed calls at 10k, 2 at 1M), the fastest of 3 timed calls. The plug-in's time is
+  (3 untimed calls at 10k, 2 at 1M, or more until they have taken a second between them), the
+  fastest of the timed calls (3, or more until they have taken a second). The plug-in's time is
   `StickydConsumerGroupAssignor.assign()` against a warm `stickyd serve` (one solver process) on
   loopback: building the request, HTTP, the service, reading and checking the answer. Ratio:
   plug-in (compact) over UniformAssignor. Every call gets the group's Assignment objects as the
   coordinator keeps them for members whose assignment did not change (the same objects each time),
   so the plug-in reads each member's partitions once; "new maps": new Assignment objects in every
   timed call, as if every member's assignment had just changed (each read in full).
+- CPU: the CPU time the JVM spent (all its threads: the collector's and the HTTP client's too)
+  per timed call, Uniform's and the plug-in's; the plug-in's also counts the service's (web, fork
+  server and solver processes, /proc) per compact request, over the service-alone POSTs. Both are
+  means over calls that took at least a second between them (CPU time counts in ticks of 10 ms).
+  CPU ratio: plug-in (JVM + service) over Uniform.
 - service alone: the same request POSTed by this process to the same service, as the compact body
-  and as JSON, the faster of `--rounds`; bytes: request and answer sizes in each encoding.
+  and as JSON, the fastest of `--rounds` POSTs or more, until they have taken a second between
+  them; bytes: request and answer sizes in each encoding.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ import httpx
 from bench.incremental.events import after_optimum
 from bench.kafka_assignors import LARGE, Outcome, run_kafka, stickyd_env
 from bench.layouts import EVENTS, SHAPES, contract_json_bytes, kafka_like_problem, write_problem_json
+from bench.limits import service_cpu_s
 from bench.results import write_section
 from stickyd.cli.child_service import running_service
 from stickyd.models.consumer.compact import MEDIA_TYPE
@@ -50,24 +58,31 @@ ASSIGNORS = ("uniform", "stickyd-plugin", "stickyd-plugin-new-maps", "stickyd-pl
 TITLE = "The plug-in's wire: compact encoding against JSON and UniformAssignor (`python -m bench.wire.plugin_wire`)"
 STEADY_TITLE = "The plug-in's wire after stickyd's own answer (`python -m bench.wire.plugin_wire --layouts stickyd`)"
 """the `stickyd` layout's rows: a section of their own, so that either part can be run alone."""
+CPU_MIN_S = 1.0
+"""timed calls and POSTs last at least this long between them: CPU time counts in ticks of 10 ms."""
+MOST_POSTS = 1000
 HEADER = (
-    "| size (P x M) | subscriptions | layout | event | Uniform s | plug-in s | ratio | plug-in, new maps s "
+    "| size (P x M) | subscriptions | layout | event | Uniform s | plug-in s | ratio "
+    "| CPU s: Uniform / plug-in (JVM + service) | CPU ratio | plug-in, new maps s "
     "| plug-in JSON s | service compact / JSON s | request compact / JSON | answer compact / JSON | moves U / s "
-    "| min/max U / s | notes |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"
+    "| min/max U / s | notes |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"
 )
 
 
-def service_alone(url: str, body: bytes, media_type: str, rounds: int) -> tuple[float, int]:
-    """The fastest of `rounds` POSTs of `body` (seconds) and the answer's size."""
-    best, size = float("inf"), 0
+def service_alone(url: str, pid: int, body: bytes, media_type: str, rounds: int) -> tuple[float, int, float]:
+    """The fastest POST of `body` (seconds), the answer's size and the service's CPU seconds per
+    POST (its processes' CPU time, averaged): `rounds` POSTs, or more until they took CPU_MIN_S."""
+    best, size, spent, posts = float("inf"), 0, 0.0, 0
+    cpu = service_cpu_s(pid)
     with httpx.Client(timeout=120) as client:
-        for _ in range(rounds):
+        while posts < rounds or (spent < CPU_MIN_S and posts < MOST_POSTS):
             started = time.perf_counter()
             answer = client.post(f"{url}/v1/assign/consumer", content=body, headers={"content-type": media_type})
-            best = min(best, time.perf_counter() - started)
+            took = time.perf_counter() - started
+            best, spent, posts = min(best, took), spent + took, posts + 1
             answer.raise_for_status()
             size = len(answer.content)
-    return best, size
+    return best, size, (service_cpu_s(pid) - cpu) / posts
 
 
 def _mb(size: int) -> str:
@@ -76,6 +91,15 @@ def _mb(size: int) -> str:
 
 def _seconds(outcome: Outcome) -> str:
     return "-" if outcome.seconds is None else f"{outcome.seconds:.3f}"
+
+
+def _cpu(uniform: Outcome, plugin: Outcome, service_s: float) -> tuple[str, str]:
+    """The CPU cell (Uniform / plug-in's JVM + service) and the CPU ratio."""
+    if uniform.figures is None or plugin.figures is None:
+        return "-", "-"
+    mine, jvm = uniform.figures["cpu_ms"] / 1000, plugin.figures["cpu_ms"] / 1000
+    cell = f"{mine:.3f} / {jvm + service_s:.3f} ({jvm:.3f} + {service_s:.3f})"
+    return cell, f"{(jvm + service_s) / mine:.1f}x" if mine > 0 else "-"
 
 
 def _figures(outcome: Outcome, keys: tuple[str, ...]) -> str:
@@ -90,18 +114,30 @@ def one_row(label: tuple[str, str, str, str], problem: dict[str, Any], tmp: Path
     compact_body = encode_request(problem)
     problem_file = write_problem_json(problem, tmp / "problem.json")
     env = {"STICKYD_URL": args.url, "STICKYD_TIMEOUT_MS": str(args.timeout_ms)}
-    out = run_kafka(problem_file, list(ASSIGNORS), large=partitions >= LARGE, cap_s=args.cap_s, env=env, as_broker=True)
+    out = run_kafka(
+        problem_file,
+        list(ASSIGNORS),
+        large=partitions >= LARGE,
+        cap_s=args.cap_s,
+        env=env,
+        as_broker=True,
+        cpu_min_ms=int(CPU_MIN_S * 1000),
+    )
     uniform, plugin, plugin_new_maps, plugin_json = (out[a] for a in ASSIGNORS)
-    alone_compact, answer_compact = service_alone(args.url, compact_body, MEDIA_TYPE, args.rounds)
-    alone_json, answer_json = service_alone(args.url, json_body, "application/json", args.rounds)
+    alone_compact, answer_compact, service_cpu = service_alone(
+        args.url, args.service_pid, compact_body, MEDIA_TYPE, args.rounds
+    )
+    alone_json, answer_json, _ = service_alone(args.url, args.service_pid, json_body, "application/json", args.rounds)
     ratio = "-"
     if plugin.seconds and uniform.seconds:
         ratio = f"{plugin.seconds / uniform.seconds:.1f}x"
+    cpu, cpu_ratio = _cpu(uniform, plugin, service_cpu)
     labelled = (("", plugin), ("new maps: ", plugin_new_maps), ("JSON: ", plugin_json), ("Uniform: ", uniform))
     notes = "; ".join(f"{label}{outcome.note}" for label, outcome in labelled if outcome.note)
     return (
         f"| {size} | {shape} | {layout} | {event} | {_seconds(uniform)} | {_seconds(plugin)} | {ratio} "
-        f"| {_seconds(plugin_new_maps)} | {_seconds(plugin_json)} | {alone_compact:.3f} / {alone_json:.3f} "
+        f"| {cpu} | {cpu_ratio} | {_seconds(plugin_new_maps)} | {_seconds(plugin_json)} "
+        f"| {alone_compact:.3f} / {alone_json:.3f} "
         f"| {_mb(len(compact_body))} / {_mb(len(json_body))} | {_mb(answer_compact)} / {_mb(answer_json)} "
         f"| {_figures(uniform, ('moves',))} / {_figures(plugin, ('moves',))} "
         f"| {_figures(uniform, ('min_load', 'max_load'))} / {_figures(plugin, ('min_load', 'max_load'))} | {notes} |"
@@ -135,7 +171,7 @@ def main() -> None:
         running_service({"STICKYD_WORKERS": "1"}) as service,
     ):
         stickyd_env(service, args.time_limit_ms)  # one request solved first: the service is warm
-        args.url, args.timeout_ms = service.url, 2 * args.time_limit_ms
+        args.url, args.service_pid, args.timeout_ms = service.url, service.pid, 2 * args.time_limit_ms
         for partitions, members in _sizes(args):
             for shape in SHAPES:
                 for layout in layouts:

@@ -5,6 +5,7 @@ service alone, and no fallback."""
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 import pytest
@@ -19,14 +20,19 @@ from tests.kafka.jvm import kafka_jars_built
 def test_a_row_compares_the_plugin_in_both_encodings_with_uniform(service: ServiceProcess, tmp_path: Path) -> None:
     problem = kafka_like_problem(2_000, 50, layout="range", shape="equal", event="join")
     problem["options"] = {"time_limit_ms": 2_000}
-    args = argparse.Namespace(url=service.url, timeout_ms=4_000, rounds=1, cap_s=120.0)
+    args = argparse.Namespace(url=service.url, service_pid=service.pid, timeout_ms=4_000, rounds=1, cap_s=120.0)
     row = one_row(("2,000 x 50", "equal", "range", "join"), problem, tmp_path, args)
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[:4] == ["2,000 x 50", "equal", "range", "join"]
-    uniform_s, plugin_s, new_maps_s, plugin_json_s = (float(cells[i]) for i in (4, 5, 7, 8))
+    uniform_s, plugin_s, new_maps_s, plugin_json_s = (float(cells[i]) for i in (4, 5, 9, 10))
     assert uniform_s >= 0 and plugin_s > 0 and new_maps_s > 0 and plugin_json_s > 0
     assert cells[6].endswith("x") or cells[6] == "-"  # "-" when Uniform rounds to 0
-    moves_uniform, moves_plugin = (int(v.replace(",", "")) for v in cells[12].split(" / "))
+    # CPU: Uniform's, then the plug-in's as its JVM's plus the service's, which add up
+    uniform_cpu, plugin_cpu, jvm_cpu, service_cpu = (float(v) for v in re.findall(r"[\d.]+", cells[7]))
+    assert uniform_cpu >= 0 and jvm_cpu > 0 and service_cpu >= 0
+    assert plugin_cpu == pytest.approx(jvm_cpu + service_cpu, abs=0.0015)
+    assert cells[8].endswith("x") or cells[8] == "-"
+    moves_uniform, moves_plugin = (int(v.replace(",", "")) for v in cells[14].split(" / "))
     assert moves_plugin <= moves_uniform
-    assert cells[13] == "40/40 / 40/40"  # 2,000 partitions over 50 members
-    assert cells[14] == ""  # no fallback, nothing capped
+    assert cells[15] == "40/40 / 40/40"  # 2,000 partitions over 50 members
+    assert cells[16] == ""  # no fallback, nothing capped

@@ -3,7 +3,9 @@ package io.stickyd.kafka.bench;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.management.OperatingSystemMXBean;
 import io.stickyd.kafka.StickydConsumerGroupAssignor;
+import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -40,8 +42,9 @@ import org.apache.kafka.coordinator.group.modern.MemberSubscriptionAndAssignment
  * The JVM side of {@code bench/kafka_assignors.py}: runs Kafka's own consumer assignors on a consumer
  * problem in the contract's format (a file, as {@code bench/layouts.py} writes it) and prints, per
  * assignor, its time and what its answer costs, as one JSON object:
- * {@code {"sticky": {"time_ms": 812.5, "moves": 0, "min_load": 500, "max_load": 501, "unassigned": 0,
- * "duplicated": 0}, ...}}.
+ * {@code {"sticky": {"time_ms": 812.5, "cpu_ms": 820.0, "moves": 0, "min_load": 500, "max_load": 501, "unassigned": 0,
+ * "duplicated": 0}, ...}} ({@code time_ms}: the fastest timed call; {@code cpu_ms}: the CPU time this
+ * JVM spent per timed call, all its threads, on average; {@code calls}: how many timed calls).
  *
  * <ul>
  *   <li>{@code sticky}: the client-side {@link StickyAssignor} (eager; previous owners travel in its
@@ -92,9 +95,17 @@ public final class ConsumerAssignorBench {
     private record Answer(int[] owner, int duplicated) {
     }
 
-    /** One timed call: the assignor's time alone and its answer. */
-    private record Run(double ms, Answer answer) {
+    /** One timed call: the assignor's time alone, the CPU time this JVM spent meanwhile (every thread,
+     *  the collector's and the HTTP client's included), and its answer. */
+    private record Run(double ms, double cpuMs, Answer answer) {
     }
+
+    /** Warm-up calls, then timed calls, last at least this long between them (system property
+     *  {@code stickyd.bench.cpu.min.ms}, default 0: just the calls asked), so that the process CPU time,
+     *  counted in clock ticks of 10 ms, averages over enough calls of a compiled assignor. */
+    private static final long CPU_MIN_MS = Long.getLong("stickyd.bench.cpu.min.ms", 0);
+    private static final int MOST_CPU_CALLS = 1000;
+    private static final OperatingSystemMXBean OS = (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
 
     ConsumerAssignorBench(JsonNode problem) {
         List<Integer> counts = new ArrayList<>();
@@ -159,20 +170,36 @@ public final class ConsumerAssignorBench {
     }
 
     /** Calls `call` `warmUps` times untimed, then runs it (it builds its input and times only the
-     *  assignor) `rounds` times. */
+     *  assignor) `rounds` times; with {@link #CPU_MIN_MS}, each part goes on until its calls took that
+     *  long, so that the JIT has compiled the assignor before the CPU time is counted. */
     private Answer timed(ObjectNode node, int warmUps, int rounds, Supplier<Run> call) {
-        for (int w = 0; w < warmUps; w++) {
-            call.get();
-        }
+        warmUp(warmUps, call);
         double best = Double.MAX_VALUE;
+        double wall = 0;
+        double cpu = 0;
+        int calls = 0;
         Answer answer = null;
-        for (int r = 0; r < rounds; r++) {
+        // at least `rounds` calls; more, up to MOST_CPU_CALLS, until they have taken CPU_MIN_MS between them
+        while (calls < rounds || (wall < CPU_MIN_MS && calls < MOST_CPU_CALLS)) {
             Run run = call.get();
             best = Math.min(best, run.ms());
+            wall += run.ms();
+            cpu += run.cpuMs();
+            calls++;
             answer = run.answer();
         }
         node.put("time_ms", best);
+        node.put("cpu_ms", cpu / calls);
+        node.put("calls", calls);
         return answer;
+    }
+
+    /** `warmUps` untimed calls, or more until they took {@link #CPU_MIN_MS} between them. */
+    private static void warmUp(int warmUps, Supplier<Run> call) {
+        double wall = 0;
+        for (int w = 0; w < warmUps || (wall < CPU_MIN_MS && w < MOST_CPU_CALLS); w++) {
+            wall += call.get().ms();
+        }
     }
 
     /** stickyd's KIP-848 assignor, configured from the environment as a broker without properties is,
@@ -181,9 +208,7 @@ public final class ConsumerAssignorBench {
     private Answer stickyd(ObjectNode node, int warmUps, int rounds, String encoding, boolean newMaps) {
         StickydConsumerGroupAssignor assignor = new StickydConsumerGroupAssignor();
         assignor.configure(Map.of(StickydConsumerGroupAssignor.ENCODING_CONFIG, encoding));
-        for (int w = 0; w < warmUps; w++) {
-            serverSide(assignor);
-        }
+        warmUp(warmUps, () -> serverSide(assignor));
         long fallbacks = StickydConsumerGroupAssignor.fallbacks();
         Answer answer = timed(node, 0, rounds, () -> {
             if (newMaps) {
@@ -252,11 +277,13 @@ public final class ConsumerAssignorBench {
                     Optional.empty()));
         }
         AbstractStickyAssignor leader = make.get();
+        long cpu = OS.getProcessCpuTime();
         long started = System.nanoTime();
         Map<String, List<TopicPartition>> result = leader.assignPartitions(partitions, subs);
         double ms = (System.nanoTime() - started) / 1e6;
+        double cpuMs = (OS.getProcessCpuTime() - cpu) / 1e6;
         Map<String, Integer> memberIndex = memberIndex();
-        return new Run(ms, collect(result, memberIndex,
+        return new Run(ms, cpuMs, collect(result, memberIndex,
                 tps -> tps.stream().mapToInt(tp -> offsets[topicIndex.get(tp.topic())] + tp.partition()).toArray()));
     }
 
@@ -296,14 +323,16 @@ public final class ConsumerAssignorBench {
                 return Set.of();
             }
         };
+        long cpu = OS.getProcessCpuTime();
         long started = System.nanoTime();
         GroupAssignment result = assignor.assign(spec, describer);
         double ms = (System.nanoTime() - started) / 1e6;
+        double cpuMs = (OS.getProcessCpuTime() - cpu) / 1e6;
         Map<Uuid, Integer> topicOfId = new HashMap<>();
         for (int t = 0; t < ids.length; t++) {
             topicOfId.put(ids[t], t);
         }
-        return new Run(ms, collect(result.members(), memberIndex(), member -> member.partitions().entrySet()
+        return new Run(ms, cpuMs, collect(result.members(), memberIndex(), member -> member.partitions().entrySet()
                 .stream()
                 .flatMapToInt(e -> e.getValue().stream().mapToInt(p -> offsets[topicOfId.get(e.getKey())] + p))
                 .toArray()));
