@@ -134,7 +134,12 @@ def _plain_classes(index: ConsumerIndex, plain: list[int], offsets: np.ndarray) 
     pool = np.repeat(np.arange(len(plain), dtype=np.int64), sizes)
     claimant = np.concatenate([g.claims[0] for g in groups])
     unit = np.concatenate([np.arange(g.units, dtype=np.int64) + offsets[i] for i, g in zip(plain, groups, strict=True)])
-    uniq, inverse = np.unique(pool * (n + 1) + (claimant + 1), return_inverse=True)
+    # one stable sort by (pool, claimant) gives both the classes and their units, ascending
+    key = pool * (n + 1) + (claimant + 1)
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    starts = np.flatnonzero(np.concatenate([[True], sorted_key[1:] != sorted_key[:-1]]))
+    uniq = sorted_key[starts]
     class_pool, class_claimant = np.divmod(uniq, n + 1)
     class_claimant -= 1
     eligible = np.zeros((len(plain), n + 1), dtype=bool)
@@ -143,9 +148,9 @@ def _plain_classes(index: ConsumerIndex, plain: list[int], offsets: np.ndarray) 
     kept = np.flatnonzero((class_claimant >= 0) & eligible[class_pool, class_claimant])
     return (
         class_pool,
-        np.bincount(inverse, minlength=len(uniq)),
+        np.diff(np.append(starts, len(key))),
         (class_claimant >= 0).astype(np.int64),
-        unit[np.argsort(inverse, kind="stable")],
+        unit[order],
         kept,
         class_claimant[kept],
     )

@@ -7,13 +7,21 @@ the window, each charging one marginal for all its units: a segment below the wi
 top unit's marginal, one above charges its bottom unit's. Costs still rise unit by unit, so the
 flow is a convex problem and fills a member's arcs in order.
 
+Far above the window no segment charges more than the marginal of unit K = CAP_FACTOR x the
+largest window top (`cap`): a member's arcs there cost up to twice its capacity's marginal, and
+the largest cost sets how many phases OR-Tools' cost scaling runs (a 1M x 2,000 unequal group's
+flow with its balance level on these arcs: 0.40 s uncapped, 0.30 s capped). A capped segment still charges no more than any of its units
+costs, and costs still rise unit by unit.
+
 Proof of optimality (`settled`): a flow is optimal for the true costs when its residual graph
 has no negative cycle under the true marginals. At a member with x units, the arcs' residual
 marginals are the cost of the arc holding unit x + 1 (taking one more) and minus the cost of the
 arc holding unit x (giving one back). If the first is at most the true 2x + 1 and the second at
 least the true 2x - 1, every residual cycle costs at least as much under the true marginals as
 under the arcs'; with none negative under the arcs' (the flow is optimal for them), none is
-negative under the true ones. Where that fails, windows widen (`widen`) until all settle.
+negative under the true ones. Where that fails, windows widen (`widen`) until all settle. A load in
+a capped segment charges less than its own marginal, so it is never settled: the window widens to
+take it in, and the cap rises with the window.
 """
 
 from __future__ import annotations
@@ -21,6 +29,17 @@ from __future__ import annotations
 import numpy as np
 
 from stickyd.solvers.consumer.classes import ranges
+
+CAP_FACTOR = 4
+"""above the windows, segments charge at most the marginal of this many times the largest window
+top (measured at 1M x 2,000 unequal: 2x left many arcs at one cost and slowed the flow; 4x and
+16x both ran it 20-25% faster than no cap)."""
+
+
+def cap(b: np.ndarray) -> np.ndarray:
+    """Per member, the highest unit whose marginal a segment above its window charges: CAP_FACTOR
+    times the largest window top, and never below the member's own window (costs keep rising)."""
+    return np.maximum(b + 1, CAP_FACTOR * int(np.max(b, initial=0)))
 
 
 def load_segments(lo: np.ndarray, hi: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -43,7 +62,7 @@ def load_segments(lo: np.ndarray, hi: np.ndarray, a: np.ndarray, b: np.ndarray) 
     # above: segments (b + 2^j - 1, b + 2^(j+1) - 1], cut at hi, charging their bottom unit
     start = b[:, None] + (step - 1)
     end = np.minimum(b[:, None] + (2 * step - 1), hi[:, None])
-    above = (end - start, start + 1)
+    above = (end - start, np.minimum(start + 1, cap(b)[:, None]))
     grid = np.broadcast_to(members[:, None], (n, bits))
     below_keep = below[0] > 0
     above_keep = above[0] > 0
@@ -54,7 +73,8 @@ def load_segments(lo: np.ndarray, hi: np.ndarray, a: np.ndarray, b: np.ndarray) 
 
 
 def charged(unit: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """k of the arc holding `unit` (per member; lo < unit <= hi)."""
+    """k of the arc holding `unit` (per member; lo < unit <= hi; `b` holds every member's window
+    top, whose largest sets the cap)."""
     below = unit <= a
     above = unit > b
     # below: the segment j with 2^j - 1 <= a - unit < 2^(j+1) - 1 charges unit a - (2^j - 1)
@@ -62,7 +82,7 @@ def charged(unit: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     # above: the segment j with 2^j <= unit - b < 2^(j+1) charges unit b + 2^j
     j_above = _floor_log2(np.where(above, unit - b, 1))
     one = np.int64(1)
-    return np.where(below, a - ((one << j_below) - 1), np.where(above, b + (one << j_above), unit))
+    return np.where(below, a - ((one << j_below) - 1), np.where(above, np.minimum(b + (one << j_above), cap(b)), unit))
 
 
 def settled(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:

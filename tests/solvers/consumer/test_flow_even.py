@@ -1,8 +1,8 @@
-"""The balanced optimum at small costs (solvers/consumer/flow.py `_even_at_small_costs`): a flow
-whose balance level weighs no more than a move is kept only when its loads come out even, and then
-it is the same optimum as the lexicographic weights' (balance, then moves, then rack misses);
-when the loads cannot be even the lexicographic flow answers. (It applies from
-EVEN_FIRST_MIN_UNITS units; these tests lower that to 0.)"""
+"""The balanced optimum as an even split (solvers/consumer/flow.py `_even_split`): a flow that costs
+moves and rack misses only, every member held to the even share or one more, gives the same optimum
+as the lexicographic weights' (balance, then moves, then rack misses) whenever such bounds can be
+met; when they cannot, the lexicographic flow answers. (It applies from EVEN_FIRST_MIN_UNITS units;
+these tests lower that to 0.)"""
 
 from __future__ import annotations
 
@@ -45,14 +45,16 @@ def _every_size(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _without_shortcut(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(stickyd.solvers.consumer.flow, "_even_at_small_costs", lambda *_args: None)
+    monkeypatch.setattr(stickyd.solvers.consumer.flow, "_even_split", lambda *_args: None)
 
 
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )
 @given(consumer_problems(max_partitions=8))
-def test_small_costs_give_the_lexicographic_optimum(monkeypatch: pytest.MonkeyPatch, problem: dict[str, Any]) -> None:
+def test_the_even_split_gives_the_lexicographic_optimum(
+    monkeypatch: pytest.MonkeyPatch, problem: dict[str, Any]
+) -> None:
     with monkeypatch.context() as patched:
         fast = _flow(problem)
         _without_shortcut(patched)
@@ -62,7 +64,7 @@ def test_small_costs_give_the_lexicographic_optimum(monkeypatch: pytest.MonkeyPa
 
 def test_loads_that_cannot_be_even_are_left_to_the_lexicographic_flow() -> None:
     """Every member could take the even share (4 of 16), but the two on topic a share its 4
-    partitions: the small-cost flow's loads are not even, so it is not kept."""
+    partitions: no assignment holds every member to 4 or 5, so the even split does not answer."""
     problem: dict[str, Any] = {
         "topics": {"a": 4, "b": 12},
         "members": [
@@ -77,14 +79,13 @@ def test_loads_that_cannot_be_even_are_left_to_the_lexicographic_flow() -> None:
     assert weights is not None
     model = stickyd.solvers.consumer.flow.ConsumerFlowModel(index, build_classes(index), weights)
     n = index.member_count
-    lo, hi = model.capacity * 0, model.capacity.copy()
     assert (model.capacity >= 4).all()
-    assert stickyd.solvers.consumer.flow._even_at_small_costs(model, lo, hi, 0, time.monotonic() + 60) is None
+    assert stickyd.solvers.consumer.flow._even_split(model, 0, time.monotonic() + 60) is None
     answer = solve_min_cost_flow(index, build_classes(index), weights, max_imbalance=0, deadline=time.monotonic() + 60)
     assert sorted(answer.loads.tolist()) == [2, 2, 6, 6] and n == 4
 
 
-def test_an_even_answer_is_kept_from_the_small_cost_flow() -> None:
+def test_an_even_split_answers_where_one_exists() -> None:
     problem: dict[str, Any] = {
         "topics": {"a": 6, "b": 6},
         "members": [
@@ -97,7 +98,5 @@ def test_an_even_answer_is_kept_from_the_small_cost_flow() -> None:
     weights = _uniform_unit_weights(index)
     assert weights is not None
     model = stickyd.solvers.consumer.flow.ConsumerFlowModel(index, build_classes(index), weights)
-    answer = stickyd.solvers.consumer.flow._even_at_small_costs(
-        model, model.capacity * 0, model.capacity.copy(), 0, time.monotonic() + 60
-    )
+    answer = stickyd.solvers.consumer.flow._even_split(model, 0, time.monotonic() + 60)
     assert answer is not None and sorted(answer.loads.tolist()) == [4, 4, 4]
