@@ -8,10 +8,11 @@ top unit's marginal, one above charges its bottom unit's. Costs still rise unit 
 flow is a convex problem and fills a member's arcs in order.
 
 Far above the window no segment charges more than the marginal of unit K = CAP_FACTOR x the
-largest window top (`cap`): a member's arcs there cost up to twice its capacity's marginal, and
-the largest cost sets how many phases OR-Tools' cost scaling runs (a 1M x 2,000 unequal group's
-flow with its balance level on these arcs: 0.40 s uncapped, 0.30 s capped). A capped segment still charges no more than any of its units
-costs, and costs still rise unit by unit.
+largest window top (`cap`). Uncapped, a member's arcs there would cost up to twice its capacity's
+marginal, and the largest cost sets how many phases OR-Tools' cost scaling runs (a 1M x 2,000
+unequal group's flow with its balance level on these arcs: 0.40 s uncapped, 0.30 s capped). A
+capped segment still charges no more than any of its units costs, and costs still rise unit by
+unit.
 
 Proof of optimality (`settled`): a flow is optimal for the true costs when its residual graph
 has no negative cycle under the true marginals. At a member with x units, the arcs' residual
