@@ -37,6 +37,10 @@ EVEN_FIRST_MIN_UNITS = 10_000
 """units from which the flow first tries the even split (`_even_split`): below, the gain is a few
 ms and the answer stays the one the tiny path (solvers/consumer/small/flow.py, the lexicographic
 weights) gives byte for byte among equally optimal ones."""
+CAPPED_MIN_UNITS = 10_000
+"""units from which the load arcs far above a window charge a capped marginal
+(solvers/flows/convex_loads.py): fewer phases of cost scaling for large flows; below, the answers
+stay the ones the uncapped arcs give, byte for byte among equally optimal ones."""
 _MAX_ROUNDS = 40
 
 
@@ -134,6 +138,7 @@ class ConsumerFlowModel:
         for members, units in zip(self.pool_members, self.pool_units.tolist(), strict=True):
             self.capacity[members] += units
         self.total_units = int(self.pool_units.sum())
+        self.capped = self.total_units >= CAPPED_MIN_UNITS
         self.rack_miss = unit_classes.rack_miss(n)
         # classes with several eligible claimants keep a node; the others fold into a claimant or a pool
         kept_per_class = np.bincount(unit_classes.kept_class, minlength=unit_classes.count)
@@ -168,7 +173,7 @@ class ConsumerFlowModel:
             load_arcs = self._load_arcs(lo, hi, a, b, weights.balance)
             units, flows = self._run(fixed, load_arcs, lo)
             # without a balance level every load costs the same: any flow's loads are exact
-            done = settled(units, lo, hi, a, b) if weights.balance else np.ones(n, dtype=bool)
+            done = settled(units, lo, hi, a, b, capped=self.capped) if weights.balance else np.ones(n, dtype=bool)
             if done.all():
                 return self._answer(fixed, flows, units)
             a, b = widen(units, lo, hi, a, b, done)
@@ -245,7 +250,7 @@ class ConsumerFlowModel:
         """Member -> sink arcs: the k-th unit costs w^2 (2k - 1) times the balance weight, one
         arc per unit inside (a, b], doubling segments outside (stickyd.solvers.flows.convex_loads)."""
         w2 = self.unit_weight * self.unit_weight * balance
-        member, capacity, k = load_segments(lo, hi, a, b)
+        member, capacity, k = load_segments(lo, hi, a, b, capped=self.capped)
         return (
             (member + self.member_node0).astype(np.int32),
             np.full(len(member), self.sink, dtype=np.int32),

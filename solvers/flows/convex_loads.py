@@ -7,12 +7,12 @@ the window, each charging one marginal for all its units: a segment below the wi
 top unit's marginal, one above charges its bottom unit's. Costs still rise unit by unit, so the
 flow is a convex problem and fills a member's arcs in order.
 
-Far above the window no segment charges more than the marginal of unit K = CAP_FACTOR x the
-largest window top (`cap`). Uncapped, a member's arcs there would cost up to twice its capacity's
-marginal, and the largest cost sets how many phases OR-Tools' cost scaling runs (a 1M x 2,000
-unequal group's flow with its balance level on these arcs: 0.40 s uncapped, 0.30 s capped). A
-capped segment still charges no more than any of its units costs, and costs still rise unit by
-unit.
+Capped (`capped=True`, for large flows), no segment far above the window charges more than the
+marginal of unit K = CAP_FACTOR x the largest window top (`cap`). Uncapped, a member's arcs there
+would cost up to twice its capacity's marginal, and the largest cost sets how many phases
+OR-Tools' cost scaling runs (a 1M x 2,000 unequal group's flow with its balance level on these
+arcs: 0.40 s uncapped, 0.30 s capped). A capped segment still charges no more than any of its
+units costs, and costs still rise unit by unit.
 
 Proof of optimality (`settled`): a flow is optimal for the true costs when its residual graph
 has no negative cycle under the true marginals. At a member with x units, the arcs' residual
@@ -20,9 +20,9 @@ marginals are the cost of the arc holding unit x + 1 (taking one more) and minus
 arc holding unit x (giving one back). If the first is at most the true 2x + 1 and the second at
 least the true 2x - 1, every residual cycle costs at least as much under the true marginals as
 under the arcs'; with none negative under the arcs' (the flow is optimal for them), none is
-negative under the true ones. Where that fails, windows widen (`widen`) until all settle. A load in
-a capped segment charges less than its own marginal, so it is never settled: the window widens to
-take it in, and the cap rises with the window.
+negative under the true ones. Where that fails, windows widen (`widen`) until all settle. A load
+whose capped segment charges less than its own marginal is not settled: the window widens to take
+it in, and the cap rises with the window.
 """
 
 from __future__ import annotations
@@ -43,10 +43,13 @@ def cap(b: np.ndarray) -> np.ndarray:
     return np.maximum(b + 1, CAP_FACTOR * int(np.max(b, initial=0)))
 
 
-def load_segments(lo: np.ndarray, hi: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+def load_segments(
+    lo: np.ndarray, hi: np.ndarray, a: np.ndarray, b: np.ndarray, *, capped: bool = False
+) -> tuple[np.ndarray, ...]:
     """(member, capacity, k) per arc: k is the unit whose marginal the arc charges (cost
     (2k - 1) times the member's balance weight). Below-window segments, then unit arcs, then
-    above-window segments, each part member by member in rising units. lo <= a <= b <= hi."""
+    above-window segments, each part member by member in rising units. lo <= a <= b <= hi;
+    `capped`: above the window, k is at most `cap(b)`."""
     n = len(lo)
     members = np.arange(n, dtype=np.int64)
     bits = int(np.max(hi - lo, initial=0)).bit_length() + 1
@@ -63,7 +66,7 @@ def load_segments(lo: np.ndarray, hi: np.ndarray, a: np.ndarray, b: np.ndarray) 
     # above: segments (b + 2^j - 1, b + 2^(j+1) - 1], cut at hi, charging their bottom unit
     start = b[:, None] + (step - 1)
     end = np.minimum(b[:, None] + (2 * step - 1), hi[:, None])
-    above = (end - start, np.minimum(start + 1, cap(b)[:, None]))
+    above = (end - start, np.minimum(start + 1, cap(b)[:, None]) if capped else start + 1)
     grid = np.broadcast_to(members[:, None], (n, bits))
     below_keep = below[0] > 0
     above_keep = above[0] > 0
@@ -73,9 +76,9 @@ def load_segments(lo: np.ndarray, hi: np.ndarray, a: np.ndarray, b: np.ndarray) 
     return member, capacity, k
 
 
-def charged(unit: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """k of the arc holding `unit` (per member; lo < unit <= hi; `b` holds every member's window
-    top, whose largest sets the cap)."""
+def charged(unit: np.ndarray, a: np.ndarray, b: np.ndarray, *, capped: bool = False) -> np.ndarray:
+    """k of the arc holding `unit` (per member; lo < unit <= hi; with `capped`, `b` holds every
+    member's window top, whose largest sets the cap)."""
     below = unit <= a
     above = unit > b
     # below: the segment j with 2^j - 1 <= a - unit < 2^(j+1) - 1 charges unit a - (2^j - 1)
@@ -83,14 +86,19 @@ def charged(unit: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     # above: the segment j with 2^j <= unit - b < 2^(j+1) charges unit b + 2^j
     j_above = _floor_log2(np.where(above, unit - b, 1))
     one = np.int64(1)
-    return np.where(below, a - ((one << j_below) - 1), np.where(above, np.minimum(b + (one << j_above), cap(b)), unit))
+    bottom = b + (one << j_above)
+    return np.where(
+        below, a - ((one << j_below) - 1), np.where(above, np.minimum(bottom, cap(b)) if capped else bottom, unit)
+    )
 
 
-def settled(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def settled(
+    x: np.ndarray, lo: np.ndarray, hi: np.ndarray, a: np.ndarray, b: np.ndarray, *, capped: bool = False
+) -> np.ndarray:
     """Per member: the arcs' marginals at x units are no more favourable to a change than the
-    true ones (see the module's proof)."""
-    more = (x >= hi) | (charged(np.minimum(x + 1, hi), a, b) <= x + 1)
-    fewer = (x <= lo) | (charged(np.maximum(x, lo + 1), a, b) >= x)
+    true ones (see the module's proof); `capped` as the arcs were built."""
+    more = (x >= hi) | (charged(np.minimum(x + 1, hi), a, b, capped=capped) <= x + 1)
+    fewer = (x <= lo) | (charged(np.maximum(x, lo + 1), a, b, capped=capped) >= x)
     return more & fewer
 
 

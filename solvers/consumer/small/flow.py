@@ -18,7 +18,6 @@ import time
 from ortools.graph.python import min_cost_flow
 
 from stickyd.solvers.consumer.small.index import TinyIndex
-from stickyd.solvers.flows.convex_loads import CAP_FACTOR
 
 MAX_COST = 2**62
 MAX_ROUNDS = 40
@@ -87,8 +86,7 @@ def flow_owners(index: TinyIndex, deadline: float) -> list[list[int]] | None:
         units = list(lo)
         for tail, flow in zip(load[0], flows[len(fixed[0]) :], strict=True):
             units[tail - member0] += flow
-        highest = CAP_FACTOR * max(b, default=0)
-        done = [_settled(units[m], lo[m], hi[m], a[m], b[m], max(b[m] + 1, highest)) for m in range(n)]
+        done = [_settled(units[m], lo[m], hi[m], a[m], b[m]) for m in range(n)]
         if all(done):
             return _deal(index, pools, single, free_units, pooled, flows[: len(fixed[0])], member0)
         for m in range(n):
@@ -104,7 +102,6 @@ def _load_arcs(lo: list[int], hi: list[int], a: list[int], b: list[int], member0
     below: list[tuple[int, int, int]] = []
     inside: list[tuple[int, int, int]] = []
     above: list[tuple[int, int, int]] = []
-    highest = CAP_FACTOR * max(b, default=0)
     for m in range(len(lo)):
         tail = member0 + m
         # below the window: segments (a - (2s - 1), a - (s - 1)] cut at lo, widest first, each
@@ -114,10 +111,10 @@ def _load_arcs(lo: list[int], hi: list[int], a: list[int], b: list[int], member0
             below.append((tail, top - max(a[m] - (2 << j) + 1, lo[m]), top))
         inside += [(tail, 1, k) for k in range(a[m] + 1, b[m] + 1)]
         # above: segments (b + s - 1, b + 2s - 1] cut at hi, narrowest first, each charging its
-        # bottom unit, or the cap's (convex_loads.cap); one for each power of two s <= hi - b
+        # bottom unit; one for each power of two s <= hi - b
         for j in range((hi[m] - b[m]).bit_length()):
             start = b[m] + (1 << j) - 1
-            above.append((tail, min(b[m] + (2 << j) - 1, hi[m]) - start, min(start + 1, max(b[m] + 1, highest))))
+            above.append((tail, min(b[m] + (2 << j) - 1, hi[m]) - start, start + 1))
     arcs = below + inside + above
     return (
         [arc[0] for arc in arcs],
@@ -140,19 +137,19 @@ def _run(fixed: Arcs, load: Arcs, supplies: list[int], sink: int) -> list[int] |
     return flows
 
 
-def _charged(unit: int, a: int, b: int, cap: int) -> int:
-    """stickyd.solvers.flows.convex_loads.charged for one member whose cap is `cap`."""
+def _charged(unit: int, a: int, b: int) -> int:
+    """stickyd.solvers.flows.convex_loads.charged for one member."""
     if unit <= a:
         return a - ((1 << ((a - unit + 1).bit_length() - 1)) - 1)
     if unit > b:
-        return min(b + (1 << ((unit - b).bit_length() - 1)), cap)
+        return b + (1 << ((unit - b).bit_length() - 1))
     return unit
 
 
-def _settled(x: int, lo: int, hi: int, a: int, b: int, cap: int) -> bool:
-    """stickyd.solvers.flows.convex_loads.settled for one member whose cap is `cap`."""
-    more = x >= hi or _charged(min(x + 1, hi), a, b, cap) <= x + 1
-    fewer = x <= lo or _charged(max(x, lo + 1), a, b, cap) >= x
+def _settled(x: int, lo: int, hi: int, a: int, b: int) -> bool:
+    """stickyd.solvers.flows.convex_loads.settled for one member."""
+    more = x >= hi or _charged(min(x + 1, hi), a, b) <= x + 1
+    fewer = x <= lo or _charged(max(x, lo + 1), a, b) >= x
     return more and fewer
 
 
