@@ -260,9 +260,12 @@ def materialize(
 
 def _sorted_rows(a: np.ndarray, m: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, ...]:
     keep = f > 0
-    a, m, f = a[keep], m[keep], f[keep]
+    a, m, f = a[keep].astype(np.int64), m[keep].astype(np.int64), f[keep].astype(np.int64)
+    # the flow's rows come in (a, m) order already: sorted only when they do not
+    if ((a[1:] > a[:-1]) | ((a[1:] == a[:-1]) & (m[1:] >= m[:-1]))).all():
+        return a, m, f
     order = np.lexsort((m, a))
-    return a[order].astype(np.int64), m[order].astype(np.int64), f[order].astype(np.int64)
+    return a[order], m[order], f[order]
 
 
 def _exclusive_cumsum_by(key: np.ndarray, values: np.ndarray) -> np.ndarray:

@@ -165,15 +165,16 @@ def _optimal_or_fallback(
             return solve_equal(index), Outcome(strategy="optimal", solver="direct-equal", optimal=True)
         if time.monotonic() >= deadline:  # reading the request took the optimal solver's share
             raise SolveTimeout("no time left for it within the time limit")
+        arcs = network_arcs(index)
         if options.max_imbalance == 0 and index.owned and sum(index.topics.values()) >= MIN_UNITS:
             # the previous assignment plus the event's consequences, when proven optimal in a
             # part of what the full flow is estimated to cost
-            flow_s = optimal_flow_s(network_arcs(index), network_units(index), pace.slowdown())
+            flow_s = optimal_flow_s(arcs, network_units(index), pace.slowdown())
             give_up_at = min(deadline, time.monotonic() + INCREMENTAL_SHARE_OF_FLOW * flow_s)
             owners = solve_incremental(index, give_up_at)
             if owners is not None:
                 return owners, PROVEN_INCREMENTAL
-        late = _late_estimate(index, deadline, pace)
+        late = _late_estimate(index, arcs, deadline, pace)
         if late is not None:  # the flow cannot be stopped half way: not started when it would be late
             return _fallback(index, budget, late, "optimal", FallbackCause.SOLVER_TIME_LIMIT)
         classes = build_classes(index)
@@ -201,11 +202,10 @@ def _optimal_or_fallback(
     return _fallback(index, budget, why, "optimal", cause)
 
 
-def _late_estimate(index: ConsumerIndex, deadline: float, pace: RunningPace) -> str | None:
-    """Why the optimal solver is not started, when its network's estimated cost
-    (solvers/consumer/flow_estimate.py, at the pace this process has run since the dispatcher
-    started) does not fit before `deadline`; None when it fits."""
-    arcs = network_arcs(index)
+def _late_estimate(index: ConsumerIndex, arcs: int, deadline: float, pace: RunningPace) -> str | None:
+    """Why the optimal solver is not started, when its network's estimated cost (`arcs`:
+    solvers/consumer/flow_estimate.py `network_arcs`, at the pace this process has run since the
+    dispatcher started) does not fit before `deadline`; None when it fits."""
     slowdown = pace.slowdown()
     expected_s = optimal_flow_s(arcs, network_units(index), slowdown)
     left_s = deadline - time.monotonic()
@@ -220,22 +220,20 @@ def _late_estimate(index: ConsumerIndex, deadline: float, pace: RunningPace) -> 
 
 def _uniform_unit_weights(index: ConsumerIndex) -> dict[int, int] | None:
     """member -> partitions per unit, when every unit a member may take weighs the same
-    (then squared loads are a flow cost); None when some member mixes weights."""
+    (then squared loads are a flow cost); None when some member mixes weights. Members left out
+    weigh one partition per unit (all of them when no topic is co-partitioned)."""
     live = [g for g, group in enumerate(index.groups) if group.units]
-    if not live:
-        return {}
     groups = [index.groups[g] for g in live]
+    if all(g.weight == 1 for g in groups):
+        return {}
     sizes = np.fromiter((len(g.eligible) for g in groups), dtype=np.int64, count=len(groups))
     member = np.concatenate([index.eligible_ids[g] for g in live])
     weight = np.repeat(np.fromiter((g.weight for g in groups), dtype=np.int64, count=len(groups)), sizes)
-    # members in order of first appearance (the dict's order, as the flow's arcs are built from it)
-    members, first = np.unique(member, return_index=True)
     by_member = np.argsort(member, kind="stable")
     same_member = np.diff(member[by_member]) == 0
     if (np.diff(weight[by_member])[same_member] != 0).any():
         return None
-    order = np.argsort(first, kind="stable")
-    return dict(zip(members[order].tolist(), weight[first[order]].tolist(), strict=True))
+    return dict(zip(member.tolist(), weight.tolist(), strict=True))
 
 
 def _ms(started: float) -> float:

@@ -120,10 +120,11 @@ def _balanced_before(layout: Layout, loads: np.ndarray) -> bool:
     not, and the full flow is the tool (hundreds of thousands of moves are no increment)."""
     far = np.iinfo(np.int64).max // 4
     before = np.where(loads > 0, loads, far)
-    reach = least_reachable(layout.eligible, layout.kept() > 0, before)
+    most = int(MAX_UNBALANCED_SHARE * layout.member_count)
+    reach = least_reachable(layout.eligible, layout.kept() > 0, before, most_lighter=most)
     if reach is None:
         return False
-    return int(np.count_nonzero(reach <= before - 2)) <= MAX_UNBALANCED_SHARE * layout.member_count
+    return int(np.count_nonzero(reach <= before - 2)) <= most
 
 
 def _layout(index: ConsumerIndex) -> Layout | None:

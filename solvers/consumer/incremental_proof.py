@@ -104,13 +104,16 @@ def parent_cycles(parent: np.ndarray, starts: list[int]) -> list[list[int]]:
     return cycles
 
 
-def least_reachable(eligible: np.ndarray, held: np.ndarray, loads: np.ndarray) -> np.ndarray | None:
+def least_reachable(
+    eligible: np.ndarray, held: np.ndarray, loads: np.ndarray, most_lighter: int | None = None
+) -> np.ndarray | None:
     """Per member, the least load it reaches by hand-overs (m holds a unit of a topic m' reads, and
     on from m'), itself included; the balance can improve exactly where it is L(m) - 2 or less.
 
     `eligible` (topics, members), `held` (members, topics): the fixed point of
     reach(m) = min(L(m), min over topics m holds of min over their readers of reach); None when
-    chains run longer than MAX_ROUNDS."""
+    chains run longer than MAX_ROUNDS, or as soon as more than `most_lighter` members reach a load
+    two below their own (reach only falls round by round: the fixed point has as many)."""
     far = np.iinfo(np.int64).max
     reach = loads.copy()
     for _ in range(MAX_ROUNDS):
@@ -119,4 +122,6 @@ def least_reachable(eligible: np.ndarray, held: np.ndarray, loads: np.ndarray) -
         if (step == reach).all():
             return reach
         reach = step
+        if most_lighter is not None and np.count_nonzero(reach <= loads - 2) > most_lighter:
+            return None
     return None

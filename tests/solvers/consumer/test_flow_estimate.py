@@ -112,12 +112,13 @@ def test_a_slowly_running_process_does_not_start_a_flow_that_would_fit_a_quiet_o
     of a tenth of a core (wall ten times the CPU time since the start) it does not, and the reason
     names the pace."""
     index = index_consumer_problem(ConsumerProblem.model_validate(UNEQUAL))
-    quiet = optimal_flow_s(network_arcs(index), network_units(index))
+    arcs = network_arcs(index)
+    quiet = optimal_flow_s(arcs, network_units(index))
     _busy_cpu(0.01)
     now_wall, now_cpu = time.monotonic(), time.process_time()
     deadline = now_wall + 4 * quiet
-    assert _late_estimate(index, deadline, RunningPace(now_wall - 0.012, now_cpu - 0.01)) is None
-    late = _late_estimate(index, deadline, RunningPace(now_wall - 0.1, now_cpu - 0.01))
+    assert _late_estimate(index, arcs, deadline, RunningPace(now_wall - 0.012, now_cpu - 0.01)) is None
+    late = _late_estimate(index, arcs, deadline, RunningPace(now_wall - 0.1, now_cpu - 0.01))
     assert late is not None and "estimated at" in late and "x wall per CPU second" in late
 
 

@@ -50,7 +50,8 @@ def divisible_groups(draw: st.DrawFn) -> dict[str, Any]:
 @given(divisible_groups())
 def test_bounds_on_weights_sharing_a_divisor_stay_below_the_reference(problem: dict[str, Any]) -> None:
     """Without the exact model (as at scale): lower_bound at most L*, moves_lower_bound at most the
-    level-2 optimum, optimal only when it is."""
+    level-2 optimum, and the answer's moves at least it where its bottleneck is within the
+    tolerance of L* (a heuristic answer above it may move less); optimal only when it is."""
     want = load_reference(problem)
     with patch.object(balanced_solve, "EXACT_MAX_PAIRS", 0):
         solution = solve_consumer(problem)
@@ -58,7 +59,10 @@ def test_bounds_on_weights_sharing_a_divisor_stay_below_the_reference(problem: d
     figures = solution.stats.load
     assert figures is not None and figures.lower_bound is not None and figures.moves_lower_bound is not None
     assert Fraction(figures.lower_bound) <= want["bottleneck"] * (1 + Fraction(1, 10**12))
-    assert figures.moves_lower_bound <= want["moves"] <= solution.stats.moves
+    assert figures.moves_lower_bound <= want["moves"]
+    tolerance = Fraction(problem["options"].get("load_tolerance", 0.05))
+    if Fraction(figures.max) <= want["bottleneck"] * (1 + tolerance) * (1 + Fraction(1, 10**12)):
+        assert want["moves"] <= solution.stats.moves
     if solution.stats.optimal:
         assert solution.stats.moves == want["moves"]
 
