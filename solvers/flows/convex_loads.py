@@ -33,8 +33,8 @@ from stickyd.solvers.consumer.classes import ranges
 
 CAP_FACTOR = 4
 """above the windows, segments charge at most the marginal of this many times the largest window
-top (measured at 1M x 2,000 unequal: 2x left many arcs at one cost and slowed the flow; 4x and
-16x both ran it 20-25% faster than no cap)."""
+top (measured at 1M x 2,000 unequal: 4x and 16x ran the flow 20-25% faster than no cap, 2x only
+about 10%, with many more arcs at one cost)."""
 
 
 def cap(b: np.ndarray) -> np.ndarray:
