@@ -39,6 +39,9 @@ class UnitGroup:
     """shape (len(topics), units): resolved claimant of partition p of topics[i], or -1."""
     racks: tuple[tuple[frozenset[str] | None, ...], ...] | None = None
     """per topic, per partition: the racks holding a replica, when the request gives them."""
+    eligible_array: np.ndarray | None = field(default=None, repr=False, compare=False)
+    """`eligible` as an int64 array when indexing made one (read through
+    `ConsumerIndex.eligible_ids`)."""
 
     @property
     def name(self) -> str:
@@ -83,7 +86,10 @@ class ConsumerIndex:
         shared: dict[int, np.ndarray] = {}
         for group in self.groups:
             if id(group.eligible) not in shared:
-                shared[id(group.eligible)] = np.fromiter(group.eligible, dtype=np.int64, count=len(group.eligible))
+                made = group.eligible_array
+                shared[id(group.eligible)] = (
+                    made if made is not None else np.fromiter(group.eligible, dtype=np.int64, count=len(group.eligible))
+                )
         return tuple(shared[id(group.eligible)] for group in self.groups)
 
 
@@ -188,7 +194,7 @@ def _unit_groups(
     cut = 0
     row = {t: i for i, t in enumerate(topics)}
     reads = np.zeros((len(topics), len(subscriptions)), dtype=bool)
-    shared: dict[bytes, tuple[int, ...]] = {}
+    shared: dict[bytes, tuple[tuple[int, ...], np.ndarray]] = {}
     read_topic, reader = reading
     reads[read_topic, reader] = True
     # a single topic's readers, for all topics at once: row r's are columns[starts[r]:starts[r + 1]]
@@ -206,7 +212,8 @@ def _unit_groups(
             top = 1 if starts[at + 1] > starts[at] else 0
             key = reads[at].tobytes()
             if key not in shared:
-                shared[key] = tuple(columns[starts[at] : starts[at + 1]].tolist())
+                readers = columns[starts[at] : starts[at + 1]]
+                shared[key] = (tuple(readers.tolist()), readers)
             claims = owner[live[0]][None, :units]
         else:
             weight = reads[[row[t] for t in live]].sum(axis=0)
@@ -214,9 +221,10 @@ def _unit_groups(
             mask = (weight == top) & (top > 0)
             key = mask.tobytes()
             if key not in shared:
-                shared[key] = tuple(np.flatnonzero(mask).tolist())
+                readers = np.flatnonzero(mask)
+                shared[key] = (tuple(readers.tolist()), readers)
             claims = np.stack([owner[t][:units] for t in live]) if units else np.zeros((len(live), 0))
-        eligible = shared[key]
+        eligible, eligible_array = shared[key]
         racks = None
         if any(t in problem.partition_racks for t in live):
             racks = tuple(
@@ -231,8 +239,9 @@ def _unit_groups(
                 units=units,
                 eligible=eligible,
                 weight=top,
-                claims=claims.astype(np.int64),
+                claims=claims.astype(np.int64, copy=False),
                 racks=racks,
+                eligible_array=eligible_array,
             )
         )
     return groups, cut

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from stickyd.models.consumer.index import ConsumerIndex, UnitGroup
+from stickyd.solvers.sorting import stable_order
 
 
 @dataclass(frozen=True)
@@ -133,10 +134,9 @@ def _plain_classes(index: ConsumerIndex, plain: list[int], offsets: np.ndarray) 
     sizes = np.array([g.units for g in groups], dtype=np.int64)
     pool = np.repeat(np.arange(len(plain), dtype=np.int64), sizes)
     claimant = np.concatenate([g.claims[0] for g in groups])
-    unit = np.concatenate([np.arange(g.units, dtype=np.int64) + offsets[i] for i, g in zip(plain, groups, strict=True)])
     # one stable sort by (pool, claimant) gives both the classes and their units, ascending
     key = pool * (n + 1) + (claimant + 1)
-    order = np.argsort(key, kind="stable")
+    order = stable_order(key)
     sorted_key = key[order]
     starts = np.flatnonzero(np.concatenate([[True], sorted_key[1:] != sorted_key[:-1]]))
     uniq = sorted_key[starts]
@@ -150,10 +150,18 @@ def _plain_classes(index: ConsumerIndex, plain: list[int], offsets: np.ndarray) 
         class_pool,
         np.diff(np.append(starts, len(key))),
         (class_claimant >= 0).astype(np.int64),
-        unit[order],
+        _plain_units(plain, groups, offsets, order),
         kept,
         class_claimant[kept],
     )
+
+
+def _plain_units(plain: list[int], groups: list[UnitGroup], offsets: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Global unit ids of the plain topics' partitions (topic by topic) in `order`."""
+    if len(plain) == len(offsets) - 1:  # every topic is plain: the ids are the positions
+        return order
+    unit = np.concatenate([np.arange(g.units, dtype=np.int64) + offsets[i] for i, g in zip(plain, groups, strict=True)])
+    return unit[order]
 
 
 def _claim_signatures(
@@ -245,15 +253,15 @@ def materialize(
         used[positions] = True
     free = np.flatnonzero(~used)
     free_pool = np.repeat(classes.class_pool, classes.size)[free]
-    order = np.lexsort((classes.units[free], free_pool))
-    free_units = classes.units[free][order]
+    free_units = classes.units[free]
+    free_units = free_units[stable_order(free_pool * int(classes.group_offset[-1]) + free_units)]
     pool_start = np.concatenate([[0], np.cumsum(np.bincount(free_pool, minlength=len(classes.pools)))])
     p, m, f = _sorted_rows(*from_pool)
     if len(p):
         before = _exclusive_cumsum_by(p, f)
         positions = np.repeat(pool_start[p] + before, f) + ranges(f)
         owner[free_units[positions]] = np.repeat(m, f)
-    if (owner[classes.units] < 0).any():
+    if np.count_nonzero(owner >= 0) != len(classes.units):
         raise RuntimeError("some units were left unplaced")
     return [owner[a:b] for a, b in zip(classes.group_offset[:-1], classes.group_offset[1:], strict=True)]
 
@@ -264,7 +272,7 @@ def _sorted_rows(a: np.ndarray, m: np.ndarray, f: np.ndarray) -> tuple[np.ndarra
     # the flow's rows come in (a, m) order already: sorted only when they do not
     if ((a[1:] > a[:-1]) | ((a[1:] == a[:-1]) & (m[1:] >= m[:-1]))).all():
         return a, m, f
-    order = np.lexsort((m, a))
+    order = stable_order(a * (int(m.max()) + 1) + m)
     return a[order], m[order], f[order]
 
 

@@ -93,7 +93,7 @@ def solve_incremental(index: ConsumerIndex, give_up_at: float = float("inf")) ->
     layout = _layout(index)
     if layout is None:
         return None
-    loads = layout.loads()
+    loads = layout.claimed.sum(axis=1)  # nothing has moved yet: every member holds what it claimed
     if not _balanced_before(layout, loads):
         return None
     unclaimed = np.flatnonzero(layout.owner < 0)
@@ -117,11 +117,12 @@ def solve_incremental(index: ConsumerIndex, give_up_at: float = float("inf")) ->
 def _balanced_before(layout: Layout, loads: np.ndarray) -> bool:
     """Whether the claims alone are (nearly) balanced, members owning nothing aside: after stickyd's
     own optimum and a leave, a join or partitions added they are; after Kafka's assignors they are
-    not, and the full flow is the tool (hundreds of thousands of moves are no increment)."""
+    not, and the full flow is the tool (hundreds of thousands of moves are no increment). Asked
+    before any unit moves: each member holds what it claimed."""
     far = np.iinfo(np.int64).max // 4
     before = np.where(loads > 0, loads, far)
     most = int(MAX_UNBALANCED_SHARE * layout.member_count)
-    reach = least_reachable(layout.eligible, layout.kept() > 0, before, most_lighter=most)
+    reach = least_reachable(layout.eligible, layout.claimed > 0, before, most_lighter=most)
     if reach is None:
         return False
     return int(np.count_nonzero(reach <= before - 2)) <= most
