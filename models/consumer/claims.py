@@ -23,6 +23,7 @@ import numpy as np
 
 from stickyd.models.consumer.owned import OwnedColumns
 from stickyd.models.consumer.problem import ConsumerMember
+from stickyd.models.consumer.subscription_ids import SubscriptionIds
 
 NO_OWNER = -1
 STALE, TIED, OUT_OF_RANGE, UNKNOWN_TOPIC, NOT_SUBSCRIBED = range(5)
@@ -86,28 +87,6 @@ class ReportedClaims:
         starts = [0, *cuts.tolist()]
         ends = [*cuts.tolist(), hi - lo]
         return {self.topic_names[int(topics[s])]: parts[s:e] for s, e in zip(starts, ends, strict=True) if e > s}
-
-
-@dataclass(frozen=True)
-class SubscriptionIds:
-    """The members' subscriptions as topic numbers (positions in the sorted topic names), each
-    distinct subscription once: member m reads topics[start[d]:start[d + 1]] for d = which[m]."""
-
-    which: np.ndarray
-    sizes: np.ndarray
-    topics: np.ndarray
-
-    @classmethod
-    def of(cls, subscriptions: Sequence[frozenset[str]], position: dict[str, int]) -> SubscriptionIds:
-        """`subscriptions` must hold only topics `position` numbers; each distinct one looked up
-        once, at C speed."""
-        distinct: dict[frozenset[str], int] = {}
-        which = np.fromiter(
-            (distinct.setdefault(s, len(distinct)) for s in subscriptions), np.int64, len(subscriptions)
-        )
-        sizes = np.fromiter(map(len, distinct), dtype=np.int64, count=len(distinct))
-        topics = np.fromiter(map(position.__getitem__, chain.from_iterable(distinct)), np.int64, int(sizes.sum()))
-        return cls(which, sizes, topics)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ import numpy as np
 from msgspec import UNSET, UnsetType
 
 from stickyd.models.consumer.owned import DenseClaims, OwnedColumns
-from stickyd.models.consumer.problem import OWNED_COLUMNS_GIVEN, SUBSCRIPTIONS_FROM_TOPICS
+from stickyd.models.consumer.problem import OWNED_COLUMNS_GIVEN, SUBSCRIPTION_IDS_GIVEN, SUBSCRIPTIONS_FROM_TOPICS
+from stickyd.models.consumer.subscription_ids import SubscriptionIds
 from stickyd.models.errors import ProblemError
 from stickyd.models.int_ranges import INT32_MAX
 
@@ -80,6 +81,10 @@ class CompactRequest:
     owners: bytes
     names: list[str]
     partitions: list[int]
+    subscriptions: list[list[int]]
+    """the body's subscription lists (topic indices, checked in range)."""
+    member_subscription: list[int]
+    """per member, its subscription's index."""
 
     @property
     def context(self) -> dict[str, Any]:
@@ -92,12 +97,19 @@ class CompactRequest:
         members = len(self.data["members"])
         by_runs = owned_columns_from_runs(self.owned, members, counts, self.names)
         if not self.owners:
-            return {OWNED_COLUMNS_GIVEN: by_runs, SUBSCRIPTIONS_FROM_TOPICS: True}
+            return {OWNED_COLUMNS_GIVEN: by_runs, **self._subscriptions_given()}
         by_owners = owned_columns_from_owners(self.owners, members, counts, self.names)
         if not len(by_runs.member):
-            return {OWNED_COLUMNS_GIVEN: by_owners, SUBSCRIPTIONS_FROM_TOPICS: True}
+            return {OWNED_COLUMNS_GIVEN: by_owners, **self._subscriptions_given()}
         both = (np.concatenate([a, b]) for a, b in zip(_fields(by_owners), _fields(by_runs), strict=True))
-        return {OWNED_COLUMNS_GIVEN: OwnedColumns(*both), SUBSCRIPTIONS_FROM_TOPICS: True}
+        return {OWNED_COLUMNS_GIVEN: OwnedColumns(*both), **self._subscriptions_given()}
+
+    def _subscriptions_given(self) -> dict[str, Any]:
+        """The members' topics as names (checked here once) and as numbers in name order."""
+        rank = np.empty(len(self.names), dtype=np.int64)
+        rank[name_order(self.names)] = np.arange(len(self.names), dtype=np.int64)
+        ids = SubscriptionIds.of_lists(self.member_subscription, self.subscriptions, rank)
+        return {SUBSCRIPTIONS_FROM_TOPICS: True, SUBSCRIPTION_IDS_GIVEN: ids}
 
 
 def decode_compact(body: bytes) -> CompactRequest:
@@ -129,7 +141,15 @@ def decode_compact(body: bytes) -> CompactRequest:
         value = getattr(request, name)
         if value is not UNSET:
             data[name] = value
-    return CompactRequest(data, request.owned, request.owners, names, [t.partitions for t in request.topics])
+    return CompactRequest(
+        data,
+        request.owned,
+        request.owners,
+        names,
+        [t.partitions for t in request.topics],
+        request.subscriptions,
+        [member.subscription for member in request.members],
+    )
 
 
 def _decode(payload: memoryview) -> _Request:

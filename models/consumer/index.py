@@ -16,11 +16,11 @@ import numpy as np
 from stickyd.models.consumer.claims import (
     NO_OWNER,
     ReportedClaims,
-    SubscriptionIds,
     resolve_claims,
     resolve_dense_claims,
 )
 from stickyd.models.consumer.problem import ConsumerProblem
+from stickyd.models.consumer.subscription_ids import SubscriptionIds
 
 __all__ = ["NO_OWNER", "ConsumerIndex", "UnitGroup", "index_consumer_problem"]
 
@@ -95,8 +95,10 @@ class ConsumerIndex:
 
 def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
     """Resolve claims (KIP-341) and group partitions into units (KIP-315)."""
-    members = sorted(problem.members, key=lambda m: m.id)
+    order = sorted(range(len(problem.members)), key=lambda i: problem.members[i].id)
+    members = [problem.members[i] for i in order]
     warnings: list[str] = []
+    numbered = problem.subscription_ids  # a compact body's: existing topics only
     # members mostly share a subscription: each distinct list is looked at once
     keys = [tuple(m.topics) for m in members]
     existing = frozenset(problem.topics)
@@ -104,7 +106,7 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
     for key in dict.fromkeys(keys):
         subscription = frozenset(key)
         # set & set walks the smaller one (the subscription), but most subscriptions need no cut
-        distinct[key] = subscription if subscription <= existing else subscription & existing
+        distinct[key] = subscription if numbered is not None or subscription <= existing else subscription & existing
     missing = sorted(set().union(*distinct) - problem.topics.keys())
     if missing:
         warnings.append(f"subscribed topics with no partitions yet, ignored: {', '.join(missing)}")
@@ -112,7 +114,7 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
     # every subscription as topic numbers, once: the subscribed topics, the claims' check and the
     # readers of each topic all read them
     names = sorted(problem.topics)
-    ids = SubscriptionIds.of(subscriptions, {t: i for i, t in enumerate(names)})
+    ids = _subscription_ids(numbered, order, subscriptions, names)
     read = np.flatnonzero(np.bincount(ids.topics, minlength=len(names)))
     subscribed = [names[i] for i in read.tolist()]
     topics = {t: problem.topics[t] for t in subscribed}
@@ -156,6 +158,18 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
         equal_subscriptions=equal,
         warnings=tuple(warnings),
     )
+
+
+def _subscription_ids(
+    numbered: SubscriptionIds | None, order: list[int], subscriptions: tuple[frozenset[str], ...], names: list[str]
+) -> SubscriptionIds:
+    """The subscriptions as topic numbers, members in id order: the body's own numbers when it
+    gave them (each topic listed once), else looked up by name."""
+    if numbered is not None:
+        ids = numbered.members_in(order)
+        if np.array_equal(ids.sizes[ids.which], np.fromiter(map(len, subscriptions), np.int64, len(subscriptions))):
+            return ids
+    return SubscriptionIds.of(subscriptions, {t: i for i, t in enumerate(names)})
 
 
 def claims_by_id(problem: ConsumerProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:

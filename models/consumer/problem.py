@@ -17,6 +17,7 @@ from pydantic import (
 )
 
 from stickyd.models.consumer.owned import OwnedColumns, OwnedMap, TopicName, owned_columns
+from stickyd.models.consumer.subscription_ids import SubscriptionIds
 from stickyd.models.consumer.weights import MAX_CAPACITY, PartitionWeights, check_partition_weights
 from stickyd.models.fallback_cause import FallbackCause
 from stickyd.models.int_ranges import Int32
@@ -29,6 +30,9 @@ SUBSCRIPTIONS_FROM_TOPICS = "subscriptions_from_topics"
 """validation-context key: every member's `topics` were looked up by index in the request's own
 `topics` (models/consumer/compact.py), whose names are checked there: a member's list is not
 checked again, name by name (1M names at 2,000 members x 500 topics)."""
+SUBSCRIPTION_IDS_GIVEN = "subscription_ids"
+"""validation-context key: the members' subscriptions as topic numbers, members in request order
+(models/consumer/subscription_ids.py), as a compact body gives them."""
 
 ConsumerStrategy = Literal["optimal", "sticky", "range", "roundrobin", "lag-greedy"]
 Protocol = Literal["eager", "cooperative"]
@@ -86,12 +90,20 @@ class ConsumerProblem(_Frozen):
     partition_weights: SkipValidation[PartitionWeights] | None = None
     """checked by `check_partition_weights` (models/consumer/weights.py), naming the field."""
     _owned_columns: OwnedColumns | None = PrivateAttr(default=None)
+    _subscription_ids: SubscriptionIds | None = PrivateAttr(default=None)
 
     @property
     def owned_columns(self) -> OwnedColumns | None:
         """every member's claims as columns (members in request order; topics by position in
         `sorted(topics)`), made while validating; None for a model made without validation."""
         return self._owned_columns
+
+    @property
+    def subscription_ids(self) -> SubscriptionIds | None:
+        """every member's topics as numbers (members in request order; topics by position in
+        `sorted(topics)`), when the body gave them so (a compact body); they name existing topics
+        only."""
+        return self._subscription_ids
 
     @model_validator(mode="after")
     def _check_cross_fields(self, info: ValidationInfo) -> ConsumerProblem:
@@ -102,6 +114,9 @@ class ConsumerProblem(_Frozen):
         else:
             position = {t: i for i, t in enumerate(sorted(self.topics))}
             self._owned_columns = owned_columns([m.owned for m in self.members], position)
+        numbered = info.context.get(SUBSCRIPTION_IDS_GIVEN) if isinstance(info.context, dict) else None
+        if isinstance(numbered, SubscriptionIds) and len(numbered.which) == len(self.members):
+            self._subscription_ids = numbered
         seen: dict[str, int] = {}
         for i, member in enumerate(self.members):
             if member.id in seen:

@@ -271,3 +271,29 @@ def test_dense_claims_resolve_as_the_same_request_in_json_does(data: st.DataObje
 
 def _lists(claims: dict[str, np.ndarray]) -> dict[str, list[int]]:
     return {topic: parts.tolist() for topic, parts in claims.items()}
+
+
+def test_the_index_reads_a_compact_bodys_topic_numbers_as_the_names_would_read() -> None:
+    """The subscriptions' topic numbers come straight from the compact body: a list no member
+    uses, a topic listed twice and members out of id order index as the same request in JSON."""
+    body = _body(
+        topics=[["u", 2], ["t", 6], ["w", 3]],
+        subscriptions=[[2], [1, 1], [1, 0]],
+        members=[["m3", 2], ["m1", 1], ["m2", 2]],
+        owned=_runs((1, 1, 0, 3), (0, 0, 0, 2), (2, 1, 3, 3)),
+    )
+    same = {
+        "topics": {"u": 2, "t": 6, "w": 3},
+        "members": [
+            {"id": "m3", "topics": ["t", "u"], "owned": {"u": [0, 1]}},
+            {"id": "m1", "topics": ["t"], "owned": {"t": [0, 1, 2]}},
+            {"id": "m2", "topics": ["t", "u"], "owned": {"t": [3, 4, 5]}},
+        ],
+    }
+    compact, as_json = _compact_problem(body), parse(ConsumerProblem, same)
+    assert compact.subscription_ids is not None and as_json.subscription_ids is None
+    by_numbers, by_names = index_consumer_problem(compact), index_consumer_problem(as_json)
+    assert by_numbers.topics == by_names.topics == {"t": 6, "u": 2}  # nobody reads w
+    assert by_numbers.subscriptions == by_names.subscriptions
+    for a, b in zip(by_numbers.groups, by_names.groups, strict=True):
+        assert (a.topics, a.eligible, a.claims.tolist()) == (b.topics, b.eligible, b.claims.tolist())
