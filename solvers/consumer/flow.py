@@ -140,6 +140,7 @@ class ConsumerFlowModel:
         self.total_units = int(self.pool_units.sum())
         self.capped = self.total_units >= CAPPED_MIN_UNITS
         self.rack_miss = unit_classes.rack_miss(n)
+        self.racks_differ = bool(self.rack_miss.any())
         # classes with several eligible claimants keep a node; the others fold into a claimant or a pool
         kept_per_class = np.bincount(unit_classes.kept_class, minlength=unit_classes.count)
         self.split = np.flatnonzero(kept_per_class > 1)
@@ -206,7 +207,7 @@ class ConsumerFlowModel:
 
         def keeping(c: np.ndarray, m: np.ndarray, kept: np.ndarray) -> np.ndarray:
             # a claimant that keeps the unit loses none of the partitions it keeps (stickiness)
-            return weights.moves * (cls.class_claimed[c] - kept) + weights.racks * self.rack_miss[cls.class_pool[c], m]
+            return weights.moves * (cls.class_claimed[c] - kept) + self._misses(cls.class_pool[c], m, weights)
 
         kept = (
             self.node_of_class[kc],
@@ -237,12 +238,18 @@ class ConsumerFlowModel:
             self.pool_node0 + pool_ids,
             self.member_node0 + members,
             self.pool_units[pool_ids],
-            weights.racks * self.rack_miss[pool_ids, members],
+            self._misses(pool_ids, members, weights),
         )
         parts = (kept, released, given_back, free)
         return tuple(
-            np.concatenate([part[i] for part in parts]).astype(np.int32 if i < 2 else np.int64) for i in range(4)
+            np.concatenate([part[i] for part in parts], dtype=np.int32 if i < 2 else np.int64) for i in range(4)
         )
+
+    def _misses(self, pools: np.ndarray, members: np.ndarray, weights: Weights) -> np.ndarray:
+        """The rack-miss cost of each (pool, member) unit placement (KIP-881)."""
+        if not self.racks_differ:
+            return np.zeros(len(members), dtype=np.int64)
+        return weights.racks * self.rack_miss[pools, members]
 
     def _load_arcs(
         self, lo: np.ndarray, hi: np.ndarray, a: np.ndarray, b: np.ndarray, balance: int
