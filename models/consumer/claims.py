@@ -187,14 +187,16 @@ def resolve_dense_claims(
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     position = {t: i for i, t in enumerate(names)}
     owner_flat = claims.dense.by_name.astype(np.int64)
+    reported = ReportedClaims(claims, names, len(members))
+    if (ids.sizes == len(names)).all():  # every member reads every topic: every claim is kept
+        return Resolution(_by_topic(owner_flat, offsets, position, subscribed_topics), {}, reported, 0, ())
     flat, topic = claims.dense.claimed
     claimant = owner_flat[flat]
     unsubscribed = ~_subscribes(claimant, topic, subscriptions, position, ids)
     # a claim on a topic the claimant does not subscribe to is ignored
     ignored = flat[unsubscribed]
     owner_flat[ignored] = NO_OWNER
-    owner = {t: owner_flat[offsets[position[t]] : offsets[position[t] + 1]] for t in subscribed_topics}
-    reported = ReportedClaims(claims, names, len(members))
+    owner = _by_topic(owner_flat, offsets, position, subscribed_topics)
     if not len(ignored):
         return Resolution(owner, {}, reported, 0, ())
     # the ignored claims in (member, topic, partition) order, as the warnings name them
@@ -206,6 +208,12 @@ def resolve_dense_claims(
     table = _Columns(member[order], topic[order], partition[order], reason, nothing, nothing)
     warnings = _warnings(np.arange(len(order)), table, members, member_ids, names, counts)
     return Resolution(owner, {}, reported, len(order), warnings)
+
+
+def _by_topic(
+    owner_flat: np.ndarray, offsets: np.ndarray, position: dict[str, int], topics: Sequence[str]
+) -> dict[str, np.ndarray]:
+    return {t: owner_flat[offsets[position[t]] : offsets[position[t] + 1]] for t in topics}
 
 
 def _claim_columns(
@@ -267,6 +275,8 @@ def _subscribes(
     if len(ids.sizes) * width <= DENSE_SUBSCRIPTIONS:
         table = np.zeros((len(ids.sizes), width), dtype=bool)
         table[rows, cols] = True
+        if len(set_of) * width <= DENSE_SUBSCRIPTIONS:  # one row per member, read flat: a single gather
+            return np.take(table[set_of].ravel(), member * width + topic)
         return table[set_of[member], topic]
     keys = np.sort(rows * width + cols)
     wanted = set_of[member] * width + topic

@@ -19,7 +19,7 @@ from stickyd.models.consumer.claims import (
     resolve_claims,
     resolve_dense_claims,
 )
-from stickyd.models.consumer.problem import ConsumerProblem
+from stickyd.models.consumer.problem import ConsumerMember, ConsumerProblem
 from stickyd.models.consumer.subscription_ids import SubscriptionIds
 
 __all__ = ["NO_OWNER", "ConsumerIndex", "UnitGroup", "index_consumer_problem"]
@@ -98,23 +98,8 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
     order = sorted(range(len(problem.members)), key=lambda i: problem.members[i].id)
     members = [problem.members[i] for i in order]
     warnings: list[str] = []
-    numbered = problem.subscription_ids  # a compact body's: existing topics only
-    # members mostly share a subscription: each distinct list is looked at once
-    keys = [tuple(m.topics) for m in members]
-    existing = frozenset(problem.topics)
-    distinct: dict[tuple[str, ...], frozenset[str]] = {}
-    for key in dict.fromkeys(keys):
-        subscription = frozenset(key)
-        # set & set walks the smaller one (the subscription), but most subscriptions need no cut
-        distinct[key] = subscription if numbered is not None or subscription <= existing else subscription & existing
-    missing = sorted(set().union(*distinct) - problem.topics.keys())
-    if missing:
-        warnings.append(f"subscribed topics with no partitions yet, ignored: {', '.join(missing)}")
-    subscriptions = tuple(map(distinct.__getitem__, keys))
-    # every subscription as topic numbers, once: the subscribed topics, the claims' check and the
-    # readers of each topic all read them
     names = sorted(problem.topics)
-    ids = _subscription_ids(numbered, order, subscriptions, names)
+    subscriptions, ids = _subscriptions(problem, members, order, names, warnings)
     read = np.flatnonzero(np.bincount(ids.topics, minlength=len(names)))
     subscribed = [names[i] for i in read.tolist()]
     topics = {t: problem.topics[t] for t in subscribed}
@@ -133,7 +118,7 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
 
     row_of = np.full(len(names), -1, dtype=np.int64)
     row_of[read] = np.arange(len(read))
-    groups, cut = _unit_groups(problem, subscriptions, topics, owner, _reading_pairs(ids, row_of))
+    groups, cut = _unit_groups(problem, topics, owner, _reads(ids, row_of, len(read)))
     if cut:
         warnings.append(
             f"{cut} partitions of co-partitioned topics beyond the group's smallest partition "
@@ -141,7 +126,7 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
         )
     owned = sum(int(np.count_nonzero(g.claims >= 0)) for g in groups)
     equal = (
-        len(set(subscriptions)) == 1
+        all(s == subscriptions[0] for s in subscriptions)
         and all(len(g.topics) == 1 for g in groups)
         and not any(g.racks is not None for g in groups)
     )
@@ -160,16 +145,33 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
     )
 
 
-def _subscription_ids(
-    numbered: SubscriptionIds | None, order: list[int], subscriptions: tuple[frozenset[str], ...], names: list[str]
-) -> SubscriptionIds:
-    """The subscriptions as topic numbers, members in id order: the body's own numbers when it
-    gave them (each topic listed once), else looked up by name."""
-    if numbered is not None:
-        ids = numbered.members_in(order)
-        if np.array_equal(ids.sizes[ids.which], np.fromiter(map(len, subscriptions), np.int64, len(subscriptions))):
-            return ids
-    return SubscriptionIds.of(subscriptions, {t: i for i, t in enumerate(names)})
+def _subscriptions(
+    problem: ConsumerProblem, members: list[ConsumerMember], order: list[int], names: list[str], warnings: list[str]
+) -> tuple[tuple[frozenset[str], ...], SubscriptionIds]:
+    """Each member's existing subscribed topics, as names and as numbers (positions in `names`);
+    a compact body's numbers are read as given (each topic listed once), else looked up by name."""
+    if problem.subscription_ids is not None:
+        ids = problem.subscription_ids.members_in(order)
+        # one set per distinct list: a compact body's topics all exist
+        firsts = np.unique(ids.which, return_index=True)[1].tolist()
+        sets = [frozenset(members[k].topics) for k in firsts]
+        if all(len(s) == size for s, size in zip(sets, ids.sizes.tolist(), strict=True)):
+            return tuple(map(sets.__getitem__, ids.which.tolist())), ids
+    # members mostly share a subscription: each distinct list is looked at once
+    keys = [tuple(m.topics) for m in members]
+    existing = frozenset(problem.topics)
+    distinct: dict[tuple[str, ...], frozenset[str]] = {}
+    for key in dict.fromkeys(keys):
+        subscription = frozenset(key)
+        # set & set walks the smaller one (the subscription), but most subscriptions need no cut
+        distinct[key] = subscription if subscription <= existing else subscription & existing
+    missing = sorted(set().union(*distinct) - problem.topics.keys())
+    if missing:
+        warnings.append(f"subscribed topics with no partitions yet, ignored: {', '.join(missing)}")
+    subscriptions = tuple(map(distinct.__getitem__, keys))
+    # every subscription as topic numbers, once: the subscribed topics, the claims' check and the
+    # readers of each topic all read them
+    return subscriptions, SubscriptionIds.of(subscriptions, {t: i for i, t in enumerate(names)})
 
 
 def claims_by_id(problem: ConsumerProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -195,25 +197,16 @@ def _one_claimant(problem: ConsumerProblem) -> bool:
 
 
 def _unit_groups(
-    problem: ConsumerProblem,
-    subscriptions: tuple[frozenset[str], ...],
-    topics: dict[str, int],
-    owner: dict[str, np.ndarray],
-    reading: tuple[np.ndarray, np.ndarray],
+    problem: ConsumerProblem, topics: dict[str, int], owner: dict[str, np.ndarray], reads: np.ndarray
 ) -> tuple[list[UnitGroup], int]:
+    """The unit groups, `reads` (subscribed topics x members) saying who reads what."""
     joined = [sorted(set(g)) for g in problem.copartitioned]
     in_group = {t for g in joined for t in g}
     shapes = [tuple(g) for g in joined] + [(t,) for t in topics if t not in in_group]
     groups: list[UnitGroup] = []
     cut = 0
     row = {t: i for i, t in enumerate(topics)}
-    reads = np.zeros((len(topics), len(subscriptions)), dtype=bool)
     shared: dict[bytes, tuple[tuple[int, ...], np.ndarray]] = {}
-    read_topic, reader = reading
-    reads[read_topic, reader] = True
-    # a single topic's readers, for all topics at once: row r's are columns[starts[r]:starts[r + 1]]
-    read_rows, columns = np.nonzero(reads)
-    starts = np.searchsorted(read_rows, np.arange(len(topics) + 1)).tolist()
     for shape in sorted(shapes):
         live = tuple(t for t in shape if t in topics)
         if not live:
@@ -222,12 +215,11 @@ def _unit_groups(
         cut += sum(topics[t] - units for t in live)
         # groups read by the same members share one tuple (equal subscriptions: all of them)
         if len(live) == 1:
-            at = row[live[0]]
-            top = 1 if starts[at + 1] > starts[at] else 0
-            key = reads[at].tobytes()
+            key = reads[row[live[0]]].tobytes()
             if key not in shared:
-                readers = columns[starts[at] : starts[at + 1]]
+                readers = np.flatnonzero(reads[row[live[0]]])
                 shared[key] = (tuple(readers.tolist()), readers)
+            top = 1 if len(shared[key][1]) else 0
             claims = owner[live[0]][None, :units]
         else:
             weight = reads[[row[t] for t in live]].sum(axis=0)
@@ -261,17 +253,12 @@ def _unit_groups(
     return groups, cut
 
 
-def _reading_pairs(ids: SubscriptionIds, row_of: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(topic row, member) for every subscribed topic of every member: each distinct
-    subscription's topics (`row_of`: topic number -> row among the subscribed topics) repeated for
-    its members."""
-    which, sizes = ids.which, ids.sizes
-    flat = row_of[ids.topics]
-    first = np.cumsum(sizes) - sizes
-    per_member = sizes[which]
-    out_first = np.cumsum(per_member) - per_member
-    at = np.arange(int(per_member.sum()), dtype=np.int64) + np.repeat(first[which] - out_first, per_member)
-    return flat[at], np.repeat(np.arange(len(which), dtype=np.int64), per_member)
+def _reads(ids: SubscriptionIds, row_of: np.ndarray, topics: int) -> np.ndarray:
+    """bool (subscribed topics x members): whether the member reads the topic, from each distinct
+    subscription's topics (`row_of`: topic number -> row among the subscribed topics)."""
+    by_list = np.zeros((topics, len(ids.sizes)), dtype=bool)
+    by_list[row_of[ids.topics], np.repeat(np.arange(len(ids.sizes), dtype=np.int64), ids.sizes)] = True
+    return by_list[:, ids.which]
 
 
 def eligible_masks(index: ConsumerIndex) -> list[np.ndarray]:
