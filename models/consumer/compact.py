@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 import numpy as np
@@ -48,7 +48,7 @@ class _Member(msgspec.Struct, array_like=True):
 
 class _Request(msgspec.Struct, forbid_unknown_fields=True):
     topics: list[_Topic]
-    subscriptions: list[list[int]]
+    subscriptions: list[list[Annotated[int, msgspec.Meta(ge=0)]]]
     members: list[_Member]
     owned: bytes = b""
     owners: bytes = b""
@@ -183,14 +183,14 @@ def _check_topics(names: list[str]) -> None:
 
 
 def _subscription_names(subscriptions: list[list[int]], names: list[str]) -> list[list[str]]:
-    out: list[list[str]] = []
-    for s, topics in enumerate(subscriptions):
-        if topics and not (min(topics) >= 0 and max(topics) < len(names)):  # C loops; the index only on error
-            k, t = next((k, t) for k, t in enumerate(topics) if not 0 <= t < len(names))
-            raise ProblemError(f"subscriptions[{s}][{k}]", f"topic index {t} out of range ({len(names)} topics)")
+    """Each subscription's topic names (its indices are not negative: the decoder checks that)."""
+    try:
         # itemgetter looks the names up in one C call (one topic: a name, not a tuple)
-        out.append(list(itemgetter(*topics)(names)) if len(topics) > 1 else [names[t] for t in topics])
-    return out
+        return [list(itemgetter(*ts)(names)) if len(ts) > 1 else [names[t] for t in ts] for ts in subscriptions]
+    except IndexError:
+        s, k = next((s, k) for s, ts in enumerate(subscriptions) for k, t in enumerate(ts) if t >= len(names))
+        t = subscriptions[s][k]
+        raise ProblemError(f"subscriptions[{s}][{k}]", f"topic index {t} out of range ({len(names)} topics)") from None
 
 
 def _fields(columns: OwnedColumns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

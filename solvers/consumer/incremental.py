@@ -25,7 +25,7 @@ import numpy as np
 
 from stickyd.models.consumer.index import ConsumerIndex
 from stickyd.solvers.consumer.incremental_moves import aggregate, realize, settle
-from stickyd.solvers.consumer.incremental_proof import FAR, MAX_ROUNDS, least_reachable
+from stickyd.solvers.consumer.incremental_proof import FAR, MAX_ROUNDS, least_reachable, residual_costs
 
 MIN_UNITS = 10_000
 """units from which the dispatcher tries this first: below, the full flow takes a few ms and its
@@ -66,10 +66,10 @@ class Layout:
         placed = self.owner >= 0
         return np.bincount(self.owner[placed], minlength=self.member_count).astype(np.int64)
 
-    def counts(self) -> np.ndarray:
+    def counts(self, kept: np.ndarray | None = None) -> np.ndarray:
         """(members, pools): units of each pool each member holds, from `claimed` and the few
-        units whose owner changed."""
-        counts = self.kept()
+        units whose owner changed (from `kept` when the caller has it)."""
+        counts = self.kept() if kept is None else kept.copy()
         moved = np.flatnonzero((self.owner != self.claimant) & (self.owner >= 0))
         np.add.at(counts, (self.owner[moved], self.pool[moved]), 1)
         return counts
@@ -103,7 +103,8 @@ def solve_incremental(index: ConsumerIndex, give_up_at: float = float("inf")) ->
         _take_for_joiner(layout, joiner, loads)
     if not _repair(layout, loads, give_up_at):
         return None
-    before, kept = layout.counts(), layout.kept()
+    kept = layout.kept()
+    before = layout.counts(kept)
     counts = before.copy()
     # proven optimal, after cancelling the needless moves the chains made (incremental_moves.py)
     if not settle(counts, layout.claimed, layout.eligible, give_up_at):
@@ -285,9 +286,7 @@ class _Costs:
 
     @classmethod
     def of(cls, layout: Layout, counts: np.ndarray) -> _Costs:
-        give = np.where(counts > layout.claimed, 0, np.where(counts > 0, 1, FAR)).T.copy()
-        take = np.where(counts < layout.claimed, -1, np.where(layout.eligible.T, 0, FAR))
-        return cls(give, take)
+        return cls(*residual_costs(counts, layout.claimed, layout.eligible))
 
     def update(self, layout: Layout, counts: np.ndarray, member: int, pool: int) -> None:
         held, owned = counts[member, pool], layout.claimed[member, pool]

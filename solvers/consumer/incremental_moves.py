@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from stickyd.solvers.consumer.incremental_proof import FAR, negative_cycle
+from stickyd.solvers.consumer.incremental_proof import negative_cycle, residual_costs
 
 MAX_CANCELS = 200
 """rounds of cancelling negative cycles at most before the full flow is left to answer."""
@@ -36,10 +36,9 @@ def settle(counts: np.ndarray, claimed: np.ndarray, eligible: np.ndarray, give_u
     # a simple cycle's moves part is at most its arcs: a balance weight above that comes first
     balance = n + pools + 2
     for _ in range(MAX_CANCELS + 1):
-        # member -> topic: 0 when it holds a unit it did not own, +1 when only its own ones
-        hand_over = np.where(counts > claimed, 0, np.where(counts > 0, 1, FAR))
+        # member -> topic: 0 when it holds a unit it did not own, +1 when only its own ones;
         # topic -> member: -1 when its own units of the topic are elsewhere, 0 for any reader
-        take = np.where((counts < claimed).T, -1, np.where(eligible, 0, FAR))
+        hand_over, take = residual_costs(counts, claimed, eligible)
         loads = counts.sum(axis=1)
         found = negative_cycle(hand_over, take, loads, balance, give_up_at)
         if found is True or found is False:
@@ -60,7 +59,7 @@ def settle(counts: np.ndarray, claimed: np.ndarray, eligible: np.ndarray, give_u
 
 
 def _cost(cycle: list[int], hand_over: np.ndarray, take: np.ndarray, loads: np.ndarray, balance: int) -> int:
-    n, pools = hand_over.shape
+    pools, n = hand_over.shape
     total = 0
     for tail, head in zip(cycle, cycle[1:] + cycle[:1], strict=True):
         if tail < n and head == n + pools:
@@ -68,9 +67,9 @@ def _cost(cycle: list[int], hand_over: np.ndarray, take: np.ndarray, loads: np.n
         elif tail == n + pools:
             total -= balance * (2 * int(loads[head]) - 1)
         elif tail < n:
-            total += int(hand_over[tail, head - n])
+            total += int(hand_over[head - n, tail])
         else:
-            total += int(take[tail - n, head])
+            total += int(take[head, tail - n])
     return total
 
 

@@ -35,6 +35,23 @@ FAR = np.int64(2**61)
 """no arc: far above any path's cost, far below int64's overflow when a distance is added."""
 
 
+_GIVE = np.array([FAR, 1, 0], dtype=np.int64)
+"""member -> topic by what it holds: none, only its own units, some it did not own."""
+_TAKE = np.array([FAR, 0, -1, -1], dtype=np.int64)
+"""topic -> member by (own units elsewhere, reads the topic)."""
+
+
+def residual_costs(counts: np.ndarray, claimed: np.ndarray, eligible: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The residual arcs' costs at `counts` (members, topics) against `claimed`: `hand_over`
+    (topics, members), member m hands a unit of topic p over, and `take` (members, topics), m takes
+    one; FAR for no arc. Each is laid out so that a label's minimum runs along its rows."""
+    held, extra = counts > 0, counts > claimed  # extra implies held: claims are never negative
+    hand_over = _GIVE[np.ascontiguousarray((held.view(np.int8) + extra.view(np.int8)).T)]
+    short = (counts < claimed).view(np.int8)
+    take = _TAKE[eligible.T.view(np.int8) + 2 * short]
+    return hand_over, take
+
+
 def negative_cycle(
     hand_over: np.ndarray, take: np.ndarray, loads: np.ndarray, balance: int, give_up_at: float = float("inf")
 ) -> list[list[int]] | bool:
@@ -42,9 +59,9 @@ def negative_cycle(
     negative cycles among the predecessors when some show (nodes: members, then topics, then the
     sink, in the arcs' direction); False when neither is known after MAX_ROUNDS or `give_up_at`.
 
-    `hand_over` (members, topics) and `take` (topics, members): arc costs, FAR for no arc;
-    `balance`: B, the weight of one unit of squared load."""
-    n, topics = hand_over.shape
+    `hand_over` (topics, members) and `take` (members, topics): arc costs, FAR for no arc, as
+    `residual_costs` makes them; `balance`: B, the weight of one unit of squared load."""
+    topics, n = hand_over.shape
     sink_node = n + topics
     up = balance * (2 * loads + 1)
     down = np.where(loads > 0, -balance * (2 * loads - 1), FAR)
@@ -61,15 +78,15 @@ def negative_cycle(
         member = np.where(better, sink + down, member)
         parent[:n][better], changed[:n] = sink_node, better
         # the topics, from the members holding them; then the members, from the topics they read
-        through = member[:, None] + hand_over
-        best = through.argmin(axis=0)
-        cost = through[best, np.arange(topics)]
+        through = hand_over + member[None, :]
+        best = through.argmin(axis=1)
+        cost = through[np.arange(topics), best]
         better = cost < topic
         topic = np.where(better, cost, topic)
         parent[n:sink_node][better], changed[n:sink_node] = best[better], better
-        through = topic[:, None] + take
-        best = through.argmin(axis=0)
-        cost = through[best, np.arange(n)]
+        through = take + topic[None, :]
+        best = through.argmin(axis=1)
+        cost = through[np.arange(n), best]
         better = cost < member
         member = np.where(better, cost, member)
         parent[:n][better] = n + best[better]

@@ -200,9 +200,12 @@ def answer_compact(
     topic_at = {t: i for i, t in enumerate(problem.topics)}
     offsets = request_offsets(problem)
     # placement's flat order (subscribed topics by name) -> the request's topic order
-    shift = np.array([offsets[topic_at[t]] for t in placement.names], dtype=np.int64) - placement.offsets[:-1]
+    owners = to_member[placement.owner]
     target = np.full(int(offsets[-1]), -1, dtype="<i4")
-    target[np.arange(len(placement.owner)) + np.repeat(shift, np.diff(placement.offsets))] = to_member[placement.owner]
+    # one topic's partitions are contiguous in both orders: a slice copy per topic
+    for t, a, b in zip(placement.names, placement.offsets[:-1].tolist(), placement.offsets[1:].tolist(), strict=True):
+        start = int(offsets[topic_at[t]])
+        target[start : start + b - a] = owners[a:b]
     free = np.flatnonzero(placement.owner < 0)
     free_topic = np.searchsorted(placement.offsets, free, side="right") - 1
     nobody = np.full(len(free), len(index.members), dtype=np.int64)

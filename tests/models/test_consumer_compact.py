@@ -57,6 +57,7 @@ BAD = [
     (_body(topics=[["t", "6"], ["u", 2]]), "topics[0].partitions", "Expected `int`"),
     (_body(topics=[["t", -1], ["u", 2]]), "topics[0].partitions", "not a partition count"),
     (_body(subscriptions=[[0, 7]]), "subscriptions[0][1]", "topic index 7 out of range"),
+    (_body(subscriptions=[[0], [1, -1]]), "subscriptions[1][1]", ">= 0"),
     (_body(members=[["m1", "x"]]), "members[0].subscription", "Expected `int`"),
     (_body(members=[["m1", 0], ["m2", 2]]), "members[1].subscription", "subscription index 2 out of range"),
     (_body(members=[["m1", 0], ["m1", 1]]), "members[1].id", "duplicate member id"),

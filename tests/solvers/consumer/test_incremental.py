@@ -23,7 +23,7 @@ from stickyd.solvers.consumer.dispatch import _uniform_unit_weights
 from stickyd.solvers.consumer.flow import solve_min_cost_flow
 from stickyd.solvers.consumer.incremental import Layout, _repair, solve_incremental, water_fill
 from stickyd.solvers.consumer.incremental_moves import _cost, aggregate, realize, settle
-from stickyd.solvers.consumer.incremental_proof import FAR, least_reachable, negative_cycle
+from stickyd.solvers.consumer.incremental_proof import FAR, least_reachable, negative_cycle, residual_costs
 from stickyd.solvers.consumer.result import build_solution
 from stickyd.solvers.outcome import Outcome
 from tests.conftest import assert_valid
@@ -242,8 +242,9 @@ def _verdict(layout: Layout) -> list[list[int]] | bool:
     n, pools = layout.member_count, len(layout.offsets) - 1
     counts = aggregate(layout.owner, layout.pool, n, pools)
     claimed = aggregate(layout.claimant, layout.pool, n, pools)
-    hand_over = np.where(counts > claimed, 0, np.where(counts > 0, 1, FAR))
-    take = np.where((counts < claimed).T, -1, np.where(layout.eligible, 0, FAR))
+    # hand_over (topics, members), take (members, topics), as residual_costs lays them out
+    hand_over = np.where(counts > claimed, 0, np.where(counts > 0, 1, FAR)).T
+    take = np.where(counts < claimed, -1, np.where(layout.eligible.T, 0, FAR))
     return negative_cycle(hand_over, take, counts.sum(axis=1), n + pools + 2)
 
 
@@ -303,7 +304,24 @@ def test_a_cycle_among_the_predecessors_is_negative() -> None:
     n, pools = layout.member_count, 1
     counts = aggregate(layout.owner, layout.pool, n, pools)
     claimed = aggregate(layout.claimant, layout.pool, n, pools)
-    hand_over = np.where(counts > claimed, 0, np.where(counts > 0, 1, FAR))
-    take = np.where((counts < claimed).T, -1, np.where(layout.eligible, 0, FAR))
+    hand_over, take = residual_costs(counts, claimed, layout.eligible)
     for cycle in cycles:
         assert _cost(cycle, hand_over, take, counts.sum(axis=1), n + pools + 2) < 0
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 5), st.data())
+def test_the_residual_costs_are_the_arcs_the_proof_describes(n: int, pools: int, data: st.DataObject) -> None:
+    """Hand a unit over: free when the member holds one it did not own, a move when only its own,
+    no arc when it holds none; take one: one back when its own are elsewhere, else free for a
+    reader, no arc for a member that does not read the topic."""
+    cells = st.lists(st.integers(0, 3), min_size=n * pools, max_size=n * pools)
+    counts = np.array(data.draw(cells), dtype=np.int64).reshape(n, pools)
+    claimed = np.array(data.draw(cells), dtype=np.int64).reshape(n, pools)
+    eligible = np.array(data.draw(st.lists(st.booleans(), min_size=n * pools, max_size=n * pools))).reshape(pools, n)
+    hand_over, take = residual_costs(counts, claimed, eligible)
+    for m in range(n):
+        for p in range(pools):
+            held, owned = int(counts[m, p]), int(claimed[m, p])
+            assert hand_over[p, m] == (0 if held > owned else 1 if held > 0 else FAR)
+            assert take[m, p] == (-1 if held < owned else 0 if eligible[p, m] else FAR)
