@@ -153,6 +153,15 @@ def _reads_unassigned(index: ConsumerIndex, topic: str, holders: np.ndarray) -> 
     return any(topic in index.subscriptions[m] for m in np.unique(holders).tolist() if m >= 0)
 
 
+def _misplaced(owner: np.ndarray, eligible: np.ndarray) -> np.ndarray:
+    """Units given to no member or to one outside `eligible` (a mask over the members and the
+    no-owner slot, last), an index that is no member's among them."""
+    members = len(eligible) - 1
+    if len(owner) and (int(owner.min()) < -1 or int(owner.max()) >= members):
+        owner = np.where((owner >= 0) & (owner < members), owner, -1)
+    return np.flatnonzero(~eligible[owner])
+
+
 def unit_violations(index: ConsumerIndex, owners: list[np.ndarray]) -> list[str]:
     """The cheap run-time check, on units before they are expanded into partitions: every
     unit goes to exactly one member that reads the most topics of its group."""
@@ -163,7 +172,7 @@ def unit_violations(index: ConsumerIndex, owners: list[np.ndarray]) -> list[str]
         if len(owner) != group.units:
             out.append(f"{group.name}: {len(owner)} owners for {group.units} units")
             continue
-        wrong = np.flatnonzero(~eligible[owner]) if group.eligible else np.zeros(0, np.int64)
+        wrong = _misplaced(owner, eligible) if group.eligible else np.zeros(0, np.int64)
         if len(wrong):
             out.append(f"{group.name}: units {wrong[:5].tolist()} given to no member or one that cannot read them")
     return out

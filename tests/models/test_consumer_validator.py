@@ -214,12 +214,13 @@ def test_units_wrong_number_of_owners_is_named(units: tuple[Any, list[np.ndarray
     _named(unit_violations(index, short), "owners for")
 
 
-@pytest.mark.parametrize("who", ["nobody", "m3"])
+@pytest.mark.parametrize("who", ["nobody", "m3", "past the members", "below -1"])
 def test_unit_given_to_nobody_or_a_member_that_cannot_take_it_is_named(
     units: tuple[Any, list[np.ndarray]], who: str
 ) -> None:
     index, owners = units
     g = next(i for i, group in enumerate(index.groups) if len(group.topics) == 2)
     wrong = [o.copy() for o in owners]
-    wrong[g][0] = -1 if who == "nobody" else index.members.index(who)
+    slots = {"nobody": -1, "past the members": index.member_count + 3, "below -1": -2}
+    wrong[g][0] = slots[who] if who in slots else index.members.index(who)
     _named(unit_violations(index, wrong), "given to no member or one that cannot read them")
