@@ -54,10 +54,13 @@ STICKY_S_PER_UNIT = 6e-6
 # The consumer flow's estimate (solvers/consumer/flow_estimate.py): CPU time per network size,
 # calibrated with `python -m bench.flow_estimate`
 
-FLOW_S_FIXED = 0.006
+FLOW_S_FIXED = 0.004
 """whatever the size: building the arrays, OR-Tools' set-up."""
-FLOW_S_PER_ARC = 2.9e-6
-"""per arc of the network: classes, the flow itself, the counts turned back into units."""
+FLOW_S_PER_ARC = 1.2e-6
+"""per arc of the network: classes, the flow itself, the counts turned back into units (measured
+2026-11-28 at 0.3-0.6 us with the even split; the rest covers the lexicographic flow that answers
+when loads cannot be even and the second flow of `max_imbalance`: at 1M x 2,000 0.26 s even,
+0.57 s lexicographic, 0.68 s with max_imbalance 1, against an estimate of 0.83 s)."""
 FLOW_S_PER_UNIT = 0.1e-6
 """per unit (partition to place): the classes' columns and the answer's counts."""
 CACHE_SLOWDOWN = 1.15
@@ -67,14 +70,18 @@ AFTER_S_FIXED = 0.003
 AFTER_S_PER_PARTITION = 0.3e-6
 """after the optimal solver, per partition: the check, the solution and its JSON answer (measured
 0.16-0.25 us at 100k-1M partitions, 0.3-0.5 at 10k with the fixed part)."""
-INCREMENTAL_SHARE_OF_FLOW = 0.3
+AFTER_S_PER_PARTITION_COMPACT = 0.05e-6
+"""the same when the answer is written in the compact encoding (the plug-in's): measured 0.016-0.025
+us at 1M partitions (2026-11-28, 1M x 2,000, the check, the solution and the compact bytes: 16-25
+ms; the JSON answer of the same groups 137-183 ms)."""
+INCREMENTAL_SHARE_OF_FLOW = 0.5
 """the incremental path (solvers/consumer/incremental.py) gives up after this part of the full flow's
 estimate: when it cannot prove its answer the request costs at most that much more (after Kafka's
 assignors it sees at once that the claims are far from balanced and leaves in a few percent); when
-it can (a leave or a join after stickyd's own optimum, 1M partitions x 2,000 members: about 4% of
-the estimate on a quiet machine, 10% with the other core busy; partitions added to a tenth of the
-topics, about 670 chains in four rounds: about 7% quiet) it answers within it, with room for a
-busy machine (at a tenth, a leave at 1M ran past it and paid for the full flow as well)."""
+it can (a leave or a join after stickyd's own optimum, 1M partitions x 2,000 members: 0.08-0.10 s,
+11-13% of the estimate on a quiet machine; partitions added to a tenth of the topics, about 670
+chains in four rounds: 0.2 s, about 26% quiet) it answers within it, with room for a busy machine
+(at a tenth, a leave at 1M ran past it and paid for the full flow as well)."""
 MIN_MEASURED_CPU_S = 0.002
 """below this much CPU time since the dispatcher started, wall over CPU says too little:"""
 UNMEASURED_SLOWDOWN = 2.0

@@ -130,7 +130,7 @@ def _solve(
     problem = problem.model_copy(update={"options": problem.options.model_copy(update={"time_limit_ms": capped})})
     solution: ConsumerSolution | StreamsSolution
     if isinstance(problem, ConsumerProblem):
-        solution = solve_consumer(problem, fallback_reason=fallback_reason, budget=budget)
+        solution = solve_consumer(problem, fallback_reason=fallback_reason, budget=budget, compact_answer=compact)
     else:
         solution = solve_streams(problem, fallback_reason=fallback_reason, budget=budget)
     stats = solution.stats

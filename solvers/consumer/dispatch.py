@@ -58,16 +58,18 @@ def solve_consumer(
     default_time_limit_ms: int = DEFAULT_TIME_LIMIT_MS,
     fallback_reason: str | None = None,
     budget: TimeBudget | None = None,
+    compact_answer: bool = False,
 ) -> ConsumerSolution:
     """Assign partitions as `problem.options.strategy` says; always a valid answer.
 
     `fallback_reason` (set by a caller whose own deadline passed) skips straight to the
     KIP-54 heuristic and says why in `stats`. `budget` (made where the request arrived) bounds
-    the whole call; without one, the request's `time_limit_ms` counts from now. Raises
+    the whole call; without one, the request's `time_limit_ms` counts from now. `compact_answer`:
+    the caller writes the answer in the compact encoding, so less time is kept for it. Raises
     models.ProblemError (naming the field) when the request does not fit the contract.
     """
     with collector_paused():
-        return _solve_consumer(problem, default_time_limit_ms, fallback_reason, budget)
+        return _solve_consumer(problem, default_time_limit_ms, fallback_reason, budget, compact_answer)
 
 
 def _solve_consumer(
@@ -75,6 +77,7 @@ def _solve_consumer(
     default_time_limit_ms: int,
     fallback_reason: str | None,
     budget: TimeBudget | None,
+    compact_answer: bool = False,
 ) -> ConsumerSolution:
     started = time.monotonic()
     pace = RunningPace.start()
@@ -89,7 +92,7 @@ def _solve_consumer(
             started,
             fallback_reason,
             lambda index, why, strategy, cause: _fallback(index, budget, why, strategy, cause),
-            lambda plain: _solve_consumer(plain, default_time_limit_ms, fallback_reason, budget),
+            lambda plain: _solve_consumer(plain, default_time_limit_ms, fallback_reason, budget, compact_answer),
         )
     if fallback_reason is None and fits(problem):  # plain lists for a tiny group, same answer
         tiny = solve_tiny(problem, lambda partitions: _optimal_deadline(budget, partitions), started)
@@ -106,7 +109,7 @@ def _solve_consumer(
         # the KIP-54 heuristic asked for: the quick fill only when it would be late
         owners, outcome = _fallback(index, budget, "", "sticky", None)
     else:
-        deadline = _optimal_deadline(budget, sum(index.topics.values()), pace)
+        deadline = _optimal_deadline(budget, sum(index.topics.values()), pace, compact_answer)
         owners, outcome = _optimal_or_fallback(index, problem, deadline, budget, pace)
     if options.strategy == "optimal" and not outcome.fallback:
         problems = unit_violations(index, owners)
@@ -118,14 +121,17 @@ def _solve_consumer(
     return build_solution(problem, index, owners, outcome, _ms(started))
 
 
-def _optimal_deadline(budget: TimeBudget, partitions: int, pace: RunningPace | None = None) -> float:
+def _optimal_deadline(
+    budget: TimeBudget, partitions: int, pace: RunningPace | None = None, compact_answer: bool = False
+) -> float:
     """When the optimal solver must stop: its share of the budget, keeping time for the answer
-    (its measured cost at this process's pace, solvers/consumer/flow_estimate.py; for a tiny group,
-    measured no pace, twice ANSWER_S_PER_PARTITION)."""
+    (its measured cost at this process's pace in the answer's encoding,
+    solvers/consumer/flow_estimate.py; for a tiny group, measured no pace, twice
+    ANSWER_S_PER_PARTITION)."""
     if pace is None:
         reserve_s = 2 * ANSWER_S_PER_PARTITION * partitions
     else:
-        reserve_s = answer_after_flow_s(partitions, pace.slowdown())
+        reserve_s = answer_after_flow_s(partitions, pace.slowdown(), compact=compact_answer)
     return min(budget.share(OPTIMAL_SHARE).deadline, budget.deadline - reserve_s)
 
 

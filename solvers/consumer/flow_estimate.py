@@ -11,14 +11,15 @@ The network (solvers/consumer/flow.py) has one arc per (pool, eligible member) a
 groups' eligible members, and the distinct (member, topic) pairs among the reported claims
 (sorted by member, topic), capped by the units.
 
-Calibrated (2026-11-23) with the Kafka-like layouts of `bench/layouts.py`, unequal
-subscriptions, 93 networks from 10k x 1,000 to 1M x 2,000 (every layout, leave / join /
-partitions added, 100-5,000 members), the CPU time of classes, flow and answer's counts on a quiet
-2-core machine: about 4 ms + 2.0 us per arc + 0.07 us per unit (relative least squares; single
-networks up to 1.46 times that). Arcs alone missed the units' part: 200k partitions x 100 members
-(5,400 arcs) took 37.5 ms against the former estimate of 33 ms (10 ms + 4.2 us per arc), 500k x 200
-112 against 109, while 100k x 1,000 took 52-61 ms against 117. The constants below bound every
-measured network (the largest ratio of measured to estimated is 1.00). Re-measured with
+Calibrated with the Kafka-like layouts of `bench/layouts.py`, unequal subscriptions, networks
+from 10k x 1,000 to 1M x 2,000 (every layout, leave / join / partitions added, 100-5,000 members),
+the CPU time of classes, flow and answer's counts on a quiet 2-core machine. Since the flow first
+tries the even split (solvers/consumer/flow.py) it costs 0.3-0.6 us per arc and about 0.1 us per
+unit (2026-11-28: 100k x 5,000, 128k arcs, 59-78 ms; 100k x 100 with partitions added, 2,600
+arcs, 12 ms; 1M x 2,000 about 0.25 s), a third of what it cost before (2.0 us per arc). The
+constants below keep room for the lexicographic flow that answers when loads cannot be even and
+for `max_imbalance`'s second flow (1M x 2,000: 0.57 and 0.68 s against 0.26 s even, an estimate of
+0.83 s) and bound every measured network. Re-measured with
 `python -m bench.flow_estimate` (bench/RESULTS.md, "Consumer flow estimate").
 
 That is CPU time on a quiet core; the deadline is wall time. The estimate is scaled by how slowly
@@ -39,6 +40,7 @@ from stickyd.models.consumer.index import ConsumerIndex
 from stickyd.solvers.time_policy import (
     AFTER_S_FIXED,
     AFTER_S_PER_PARTITION,
+    AFTER_S_PER_PARTITION_COMPACT,
     CACHE_SLOWDOWN,
     FLOW_S_FIXED,
     FLOW_S_PER_ARC,
@@ -89,7 +91,9 @@ def optimal_flow_s(arcs: int, units: int, slowdown: float = 1.0) -> float:
     return quiet_cpu * CACHE_SLOWDOWN * max(1.0, slowdown)
 
 
-def answer_after_flow_s(partitions: int, slowdown: float = 1.0) -> float:
+def answer_after_flow_s(partitions: int, slowdown: float = 1.0, *, compact: bool = False) -> float:
     """Seconds kept after the optimal solver for its answer (the check, the solution, its JSON
-    bytes), at most, in a process running `slowdown` wall seconds per CPU second."""
-    return (AFTER_S_FIXED + AFTER_S_PER_PARTITION * partitions) * CACHE_SLOWDOWN * max(1.0, slowdown)
+    bytes, or its compact ones), at most, in a process running `slowdown` wall seconds per CPU
+    second."""
+    per_partition = AFTER_S_PER_PARTITION_COMPACT if compact else AFTER_S_PER_PARTITION
+    return (AFTER_S_FIXED + per_partition * partitions) * CACHE_SLOWDOWN * max(1.0, slowdown)
