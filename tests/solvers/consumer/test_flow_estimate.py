@@ -134,3 +134,17 @@ def test_the_time_kept_for_the_answer_grows_with_the_pace() -> None:
     assert budget.deadline - slow >= answer_after_flow_s(1_000_000, 3.5)
     tiny_reserve = 2 * stickyd.solvers.consumer.dispatch.ANSWER_S_PER_PARTITION * 1_000_000
     assert budget.deadline - _optimal_deadline(budget, 1_000_000) == pytest.approx(tiny_reserve)
+
+
+def test_a_compact_answer_keeps_its_own_smaller_reserve() -> None:
+    """The plug-in's compact answer costs a fraction of the JSON one after the solver, so a request
+    that will be answered compactly lets its optimal solver run longer; at a tight limit at 1M
+    partitions only the compact reserve leaves it any time at all."""
+    budget = TimeBudget.of_ms(400)
+    pace = RunningPace(time.monotonic(), time.process_time())
+    json_deadline = _optimal_deadline(budget, 1_000_000, pace)
+    compact_deadline = _optimal_deadline(budget, 1_000_000, pace, compact_answer=True)
+    assert json_deadline <= time.monotonic()  # the JSON answer's reserve takes the whole limit
+    assert compact_deadline > time.monotonic() + 0.1
+    kept = answer_after_flow_s(1_000_000, UNMEASURED_SLOWDOWN, compact=True)
+    assert budget.deadline - compact_deadline == pytest.approx(kept)  # the reserve binds, not the share
