@@ -43,7 +43,7 @@ public final class AssignorMetrics {
     public enum Cause {
         /** No replica could be reached (connection refused or reset). */
         UNREACHABLE,
-        /** No answer within {@code stickyd.timeout.ms}. */
+        /** No answer within {@code stickyd.timeout.ms}, or only stickyd's quick fill within it. */
         TIMEOUT,
         /** stickyd answered with an error status. */
         ERROR_ANSWER,
@@ -145,8 +145,14 @@ public final class AssignorMetrics {
         return down.get();
     }
 
-    /** The cause a failure counts under: the client's own verdict, else an answer that did not fit. */
+    /**
+     * The cause a failure counts under: the client's own verdict, a timeout for an answer that is only
+     * stickyd's quick fill, else an answer that did not fit.
+     */
     public static Cause causeOf(Exception e) {
+        if (e instanceof ConsumerResponseReader.QuickFillAnswer) {
+            return Cause.TIMEOUT;
+        }
         return e instanceof StickydHttpClient.Failure failure ? failure.cause() : Cause.INVALID_ANSWER;
     }
 

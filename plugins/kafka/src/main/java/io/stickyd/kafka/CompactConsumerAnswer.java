@@ -27,6 +27,19 @@ final class CompactConsumerAnswer {
     private CompactConsumerAnswer() {
     }
 
+    /** The stats' {@code solver} (the other stats skipped), or null. */
+    private static String solver(Msgpack.Reader in) {
+        String solver = null;
+        for (int fields = in.map(); fields > 0; fields--) {
+            if (!in.str().equals("solver")) {
+                in.skip();
+            } else if (!in.nil()) {
+                solver = in.str();
+            }
+        }
+        return solver;
+    }
+
     static GroupAssignment read(byte[] answer, CompactConsumerRequest.Request request, GroupSpec group) {
         byte[] magic = CompactConsumerRequest.MAGIC;
         if (answer.length < magic.length || !Arrays.equals(answer, 0, magic.length, magic, 0, magic.length)) {
@@ -44,8 +57,10 @@ final class CompactConsumerAnswer {
                 for (int i = 0; i < unchanged.length; i++) {
                     unchanged[i] = (int) in.integer();
                 }
+            } else if (key.equals("stats")) {
+                ConsumerResponseReader.refuseQuickFill(solver(in));
             } else {
-                in.skip(); // revoke, target (cooperative only), unassigned (seen as -1 below), stats
+                in.skip(); // revoke, target (cooperative only), unassigned (seen as -1 below)
             }
         }
         List<String> memberIds = request.memberIds();

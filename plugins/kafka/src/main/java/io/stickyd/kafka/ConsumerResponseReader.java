@@ -28,7 +28,26 @@ final class ConsumerResponseReader {
     private ConsumerResponseReader() {
     }
 
+    /**
+     * Refuses an answer stickyd made with its quick fill (no time left for its solver or the KIP-54
+     * heuristic): valid, but no better balanced than what the members held, so Kafka's uniform
+     * assignor answers instead (the assignor's fallback).
+     */
+    static void refuseQuickFill(String solver) {
+        if ("quick-fill".equals(solver)) {
+            throw new QuickFillAnswer();
+        }
+    }
+
+    /** stickyd answered in time, but with its quick fill: counted as a timeout. */
+    static final class QuickFillAnswer extends IllegalStateException {
+        QuickFillAnswer() {
+            super("stickyd had time only for its quick fill (stickyd.timeout.ms is short for this group)");
+        }
+    }
+
     static GroupAssignment read(JsonNode answer, ConsumerRequestBuilder.Request request, GroupSpec group, SubscribedTopicDescriber topics) {
+        refuseQuickFill(answer.path("stats").path("solver").asText(""));
         JsonNode assignment = answer.path("assignment");
         if (!assignment.isObject() || assignment.size() != group.memberIds().size()) {
             throw new IllegalStateException("answer's assignment does not list exactly the group's members");

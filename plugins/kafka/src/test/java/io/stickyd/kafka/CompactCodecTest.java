@@ -87,6 +87,10 @@ class CompactCodecTest {
     }
 
     private static byte[] answer(int[] owners, int... unchanged) {
+        return answer("min-cost-flow", owners, unchanged);
+    }
+
+    private static byte[] answer(String solver, int[] owners, int... unchanged) {
         Msgpack.Writer out = new Msgpack.Writer().bytes(CompactConsumerRequest.MAGIC).map(4);
         out.str("assignment").int32s(owners, owners.length);
         out.str("unchanged").array(unchanged.length);
@@ -94,7 +98,7 @@ class CompactCodecTest {
             out.integer(m);
         }
         out.str("target").nil();
-        out.str("stats").map(1).str("optimal").bool(true);
+        out.str("stats").map(3).str("optimal").bool(true).str("solver").str(solver).str("warnings").array(0);
         return out.toByteArray();
     }
 
@@ -120,6 +124,8 @@ class CompactCodecTest {
         byte[] good = answer(new int[] {0, 0, 0, 1, 1, 1, 1, 1}, 0);
         wrong.put("truncated", Arrays.copyOf(good, good.length - 3));
         wrong.put("not compact", "{}".getBytes());
+        // valid, but only the quick fill: Kafka's uniform assignor answers instead
+        wrong.put("the quick fill", answer("quick-fill", new int[] {0, 0, 0, 1, 1, 1, 1, 1}, 0));
         for (Map.Entry<String, byte[]> answer : wrong.entrySet()) {
             assertThrows(IllegalStateException.class, () -> CompactConsumerAnswer.read(answer.getValue(), request, group()),
                 answer.getKey());

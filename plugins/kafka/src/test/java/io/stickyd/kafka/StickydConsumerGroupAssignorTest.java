@@ -115,6 +115,28 @@ class StickydConsumerGroupAssignorTest {
     }
 
     @Test
+    void anAnswerMadeByStickydsQuickFillIsLeftForKafkasUniformAssignor() {
+        // valid, but only what the members held plus the rest dealt out: stickyd had no time to balance
+        answer = "{\"assignment\": {\"a\": {\"T\": [0, 1, 2]}, \"b\": {\"T\": [3]}}, "
+            + "\"stats\": {\"solver\": \"quick-fill\", \"fallback\": true}}";
+        GroupSpec group = group(Set.of(ORDERS));
+        long fallbacks = StickydConsumerGroupAssignor.fallbacks();
+        GroupAssignment assignment = configured(new StickydConsumerGroupAssignor(), Map.of()).assign(group, TOPICS);
+        assertEquals(fallbacks + 1, StickydConsumerGroupAssignor.fallbacks());
+        assertEquals(1, requests.get());
+        assertEquals(AssignorMetrics.Cause.TIMEOUT, AssignorMetrics.causeOf(new ConsumerResponseReader.QuickFillAnswer()));
+        GroupAssignment uniform = new UniformAssignor().assign(group, TOPICS);
+        for (String member : group.memberIds()) {
+            assertEquals(uniform.members().get(member).partitions(), assignment.members().get(member).partitions());
+        }
+
+        answer = answer.replace("quick-fill", "kip54-sticky"); // the KIP-54 heuristic's answer is taken
+        assignment = configured(new StickydConsumerGroupAssignor(), Map.of()).assign(group, TOPICS);
+        assertEquals(fallbacks + 1, StickydConsumerGroupAssignor.fallbacks());
+        assertEquals(Map.of(ORDERS, Set.of(0, 1, 2)), assignment.members().get("a").partitions());
+    }
+
+    @Test
     void aSubscribedTopicTheDescriberDoesNotKnowIsRefusedAsKafkasUniformAssignorRefusesIt() {
         GroupSpec group = group(Set.of(ORDERS, GONE));
         assertThrows(PartitionAssignorException.class, () -> new UniformAssignor().assign(group, TOPICS));
