@@ -30,6 +30,10 @@ from tests.service.conftest import claimed_problem
 
 LIMITS = Limits(max_partitions=2_000_000, max_members=20_000, default_time_limit_ms=2000, max_time_limit_ms=30_000)
 SMALL: dict[str, Any] = {"topics": {"t": 4}, "members": [{"id": "a", "topics": ["t"]}], "options": {"time_limit_ms": 1}}
+PAST_S = 1.0
+"""a job past its guard arrived this long ago: the deadline its process reports (arrival plus 1 ms),
+to which the guard moves, has passed too, so the guard is past whether or not the report comes
+before the guard's timer fires (a job answering within 1 ms of arrival would otherwise beat it)."""
 
 
 def _run_past_its_guard(patience_s: float) -> tuple[Any, Timing]:
@@ -46,7 +50,7 @@ def _run_past_its_guard(patience_s: float) -> tuple[Any, Timing]:
                 "consumer",
                 body,
                 LIMITS,
-                arrived=now,
+                arrived=now - PAST_S,
                 watch=Watch(guard=now, guard_after_deadline_s=0.0, patience_s=patience_s),
                 timing=timing,
             )
@@ -88,7 +92,7 @@ def test_an_overrun_job_is_stopped_in_the_background_and_its_process_comes_back(
                 "consumer",
                 json.dumps(SMALL).encode(),
                 LIMITS,
-                arrived=now,
+                arrived=now - PAST_S,
                 watch=Watch(guard=now, guard_after_deadline_s=0.0),
                 timing=Timing(),
             )
