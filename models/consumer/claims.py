@@ -271,14 +271,12 @@ def _subscribes(
     width = len(position)
     if (ids.sizes == width).all():  # every member reads every topic (equal subscriptions)
         return np.ones(len(member), dtype=bool)
-    rows = np.repeat(np.arange(len(ids.sizes), dtype=np.int64), ids.sizes)
     if len(ids.sizes) * width <= DENSE_SUBSCRIPTIONS:
-        table = np.zeros((len(ids.sizes), width), dtype=bool)
-        table[rows, cols] = True
+        table = ids.table(width)
         if len(set_of) * width <= DENSE_SUBSCRIPTIONS:  # one row per member, read flat: a single gather
             return np.take(table[set_of].ravel(), member * width + topic)
         return table[set_of[member], topic]
-    keys = np.sort(rows * width + cols)
+    keys = np.sort(ids.rows() * width + cols)
     wanted = set_of[member] * width + topic
     at = np.minimum(np.searchsorted(keys, wanted), max(0, len(keys) - 1))
     return keys[at] == wanted if len(keys) else np.zeros(len(wanted), dtype=bool)

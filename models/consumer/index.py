@@ -116,9 +116,7 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
     owner, conflicted, reported = claims.owner, claims.conflicted, claims.reported
     warnings.extend(claims.warnings)
 
-    row_of = np.full(len(names), -1, dtype=np.int64)
-    row_of[read] = np.arange(len(read))
-    groups, cut = _unit_groups(problem, topics, owner, _reads(ids, row_of, len(read)))
+    groups, cut = _unit_groups(problem, topics, owner, _reads(ids, read, len(names)))
     if cut:
         warnings.append(
             f"{cut} partitions of co-partitioned topics beyond the group's smallest partition "
@@ -253,12 +251,10 @@ def _unit_groups(
     return groups, cut
 
 
-def _reads(ids: SubscriptionIds, row_of: np.ndarray, topics: int) -> np.ndarray:
+def _reads(ids: SubscriptionIds, read: np.ndarray, width: int) -> np.ndarray:
     """bool (subscribed topics x members): whether the member reads the topic, from each distinct
-    subscription's topics (`row_of`: topic number -> row among the subscribed topics)."""
-    by_list = np.zeros((topics, len(ids.sizes)), dtype=bool)
-    by_list[row_of[ids.topics], np.repeat(np.arange(len(ids.sizes), dtype=np.int64), ids.sizes)] = True
-    return by_list[:, ids.which]
+    subscription's row (`read`: the subscribed topics' numbers, of `width`)."""
+    return np.ascontiguousarray(ids.table(width)[:, read].T)[:, ids.which]
 
 
 def eligible_masks(index: ConsumerIndex) -> list[np.ndarray]:

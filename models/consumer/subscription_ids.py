@@ -43,6 +43,16 @@ class SubscriptionIds:
         flat = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(sizes.sum()))
         return cls(np.asarray(which, dtype=np.int64), sizes, rank[flat])
 
+    def rows(self) -> np.ndarray:
+        """Per entry of `topics`, its distinct subscription."""
+        return np.repeat(np.arange(len(self.sizes), dtype=np.int64), self.sizes)
+
+    def table(self, width: int) -> np.ndarray:
+        """bool (distinct subscriptions, `width` topic numbers): whether the subscription reads it."""
+        table = np.zeros((len(self.sizes), width), dtype=bool)
+        table[self.rows(), self.topics] = True
+        return table
+
     def members_in(self, order: Sequence[int]) -> SubscriptionIds:
         """The same subscriptions, member k being member order[k] here; only the lists some
         member reads are kept (the topics read are the topics of the lists)."""
