@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import signal
 import threading
 import time
 from typing import Any
@@ -32,29 +34,37 @@ LIMITS = Limits(max_partitions=2_000_000, max_members=20_000, default_time_limit
 SMALL: dict[str, Any] = {"topics": {"t": 4}, "members": [{"id": "a", "topics": ["t"]}], "options": {"time_limit_ms": 1}}
 PAST_S = 1.0
 """a job past its guard arrived this long ago: the deadline its process reports (arrival plus 1 ms),
-to which the guard moves, has passed too, so the guard is past whether or not the report comes
-before the guard's timer fires (a job answering within 1 ms of arrival would otherwise beat it)."""
+to which the guard moves, has passed too."""
+
+
+async def _run_held(pool: SolverPool, watch: Watch, timing: Timing, hold: bool) -> Any:
+    """`SMALL` on the pool's one process. Held (SIGSTOP until run() returns), the process cannot
+    answer before the guard's timer fires, however the host schedules the two: without it a small
+    job's answer can be read in the same turn of the loop as the timer and be taken."""
+    pids = pool.pids if hold else []
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        now = time.monotonic()
+        return await pool.run(
+            "consumer", json.dumps(SMALL).encode(), LIMITS, arrived=now - PAST_S, watch=watch, timing=timing
+        )
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
 
 
 def _run_past_its_guard(patience_s: float) -> tuple[Any, Timing]:
-    """One small job on a real one-process pool whose guard has passed before the job is sent."""
+    """One small job on a real one-process pool whose guard has passed before the job is sent;
+    without patience, its process is held until the pool has given the job up."""
 
     async def run() -> tuple[Any, Timing]:
         pool = SolverPool(1, 2**32)
         await pool.start()
         try:
             timing = Timing()
-            now = time.monotonic()
-            body = json.dumps(SMALL).encode()
-            result = await pool.run(
-                "consumer",
-                body,
-                LIMITS,
-                arrived=now - PAST_S,
-                watch=Watch(guard=now, guard_after_deadline_s=0.0, patience_s=patience_s),
-                timing=timing,
-            )
-            return result, timing
+            watch = Watch(guard=time.monotonic(), guard_after_deadline_s=0.0, patience_s=patience_s)
+            return await _run_held(pool, watch, timing, hold=patience_s == 0), timing
         finally:
             await pool.close()
 
@@ -87,15 +97,8 @@ def test_an_overrun_job_is_stopped_in_the_background_and_its_process_comes_back(
         pool = SolverPool(1, 2**32)
         await pool.start()
         try:
-            now = time.monotonic()
-            result = await pool.run(
-                "consumer",
-                json.dumps(SMALL).encode(),
-                LIMITS,
-                arrived=now - PAST_S,
-                watch=Watch(guard=now, guard_after_deadline_s=0.0),
-                timing=Timing(),
-            )
+            watch = Watch(guard=time.monotonic(), guard_after_deadline_s=0.0)
+            result = await _run_held(pool, watch, Timing(), hold=True)
             stopping = len(pool._stopping)  # noqa: SLF001 - the stop under way when run() returned
             await asyncio.gather(*pool._stopping)  # noqa: SLF001
             return result, stopping, pool.idle
