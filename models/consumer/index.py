@@ -7,6 +7,7 @@ the same `ConsumerIndex`, so claim resolution and eligibility are defined in one
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import pairwise
@@ -20,7 +21,7 @@ from stickyd.models.consumer.claims import (
     resolve_dense_claims,
 )
 from stickyd.models.consumer.problem import ConsumerMember, ConsumerProblem
-from stickyd.models.consumer.subscription_ids import SubscriptionIds
+from stickyd.models.consumer.subscription_ids import SubscribedNames, SubscriptionIds
 
 __all__ = ["NO_OWNER", "ConsumerIndex", "UnitGroup", "index_consumer_problem"]
 
@@ -55,7 +56,7 @@ class UnitGroup:
 class ConsumerIndex:
     members: tuple[str, ...]
     """member ids, sorted: index i is the member's integer id everywhere."""
-    subscriptions: tuple[frozenset[str], ...]
+    subscriptions: Sequence[frozenset[str]]
     """existing topics each member subscribes to."""
     generations: tuple[int, ...]
     racks: tuple[str | None, ...]
@@ -124,7 +125,7 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
         )
     owned = sum(int(np.count_nonzero(g.claims >= 0)) for g in groups)
     equal = (
-        all(s == subscriptions[0] for s in subscriptions)
+        ids.same_topics(len(names))
         and all(len(g.topics) == 1 for g in groups)
         and not any(g.racks is not None for g in groups)
     )
@@ -145,16 +146,14 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
 
 def _subscriptions(
     problem: ConsumerProblem, members: list[ConsumerMember], order: list[int], names: list[str], warnings: list[str]
-) -> tuple[tuple[frozenset[str], ...], SubscriptionIds]:
+) -> tuple[Sequence[frozenset[str]], SubscriptionIds]:
     """Each member's existing subscribed topics, as names and as numbers (positions in `names`);
     a compact body's numbers are read as given (each topic listed once), else looked up by name."""
     if problem.subscription_ids is not None:
         ids = problem.subscription_ids.members_in(order)
-        # one set per distinct list: a compact body's topics all exist
-        firsts = np.unique(ids.which, return_index=True)[1].tolist()
-        sets = [frozenset(members[k].topics) for k in firsts]
-        if all(len(s) == size for s, size in zip(sets, ids.sizes.tolist(), strict=True)):
-            return tuple(map(sets.__getitem__, ids.which.tolist())), ids
+        # a compact body's topics all exist; the names are made only where a solver reads them
+        if ids.listed_once(len(names)):
+            return SubscribedNames(ids, names), ids
     # members mostly share a subscription: each distinct list is looked at once
     keys = [tuple(m.topics) for m in members]
     existing = frozenset(problem.topics)

@@ -298,3 +298,28 @@ def test_the_index_reads_a_compact_bodys_topic_numbers_as_the_names_would_read()
     assert by_numbers.subscriptions == by_names.subscriptions
     for a, b in zip(by_numbers.groups, by_names.groups, strict=True):
         assert (a.topics, a.eligible, a.claims.tolist()) == (b.topics, b.eligible, b.claims.tolist())
+
+
+def test_a_compact_bodys_subscriptions_read_as_names_where_a_solver_asks() -> None:
+    """Lists that name each topic once are indexed from their numbers alone; a solver reading a
+    member's topics by name gets what the JSON request gives, and two lists holding the same
+    topics in another order are equal subscriptions."""
+    body = _body(
+        topics=[["u", 2], ["t", 6]],
+        subscriptions=[[0, 1], [1, 0]],
+        members=[["m2", 1], ["m1", 0]],
+        owned=_runs((0, 1, 0, 6), (1, 0, 0, 2)),
+    )
+    same = {
+        "topics": {"u": 2, "t": 6},
+        "members": [
+            {"id": "m2", "topics": ["t", "u"], "owned": {"t": [0, 1, 2, 3, 4, 5]}},
+            {"id": "m1", "topics": ["u", "t"], "owned": {"u": [0, 1]}},
+        ],
+    }
+    by_numbers = index_consumer_problem(_compact_problem(body))
+    by_names = index_consumer_problem(parse(ConsumerProblem, same))
+    assert not isinstance(by_numbers.subscriptions, tuple)  # made from the numbers on demand
+    assert tuple(by_numbers.subscriptions) == by_names.subscriptions == (frozenset("tu"), frozenset("tu"))
+    assert by_numbers.subscriptions[-1] == frozenset("tu") and by_numbers.subscriptions[:1] == (frozenset("tu"),)
+    assert by_numbers.equal_subscriptions and by_names.equal_subscriptions
