@@ -101,13 +101,15 @@ def solve_incremental(index: ConsumerIndex, give_up_at: float = float("inf")) ->
     _place_unclaimed(layout, unclaimed, loads)
     for joiner in joiners.tolist():
         _take_for_joiner(layout, joiner, loads)
-    if not _repair(layout, loads, give_up_at):
+    repaired = _repair(layout, loads, give_up_at)
+    if repaired is None:
         return None
+    counts, costs = repaired
     kept = layout.kept()
-    before = layout.counts(kept)
-    counts = before.copy()
-    # proven optimal, after cancelling the needless moves the chains made (incremental_moves.py)
-    if not settle(counts, layout.claimed, layout.eligible, give_up_at):
+    before = counts.copy()
+    # proven optimal, after cancelling the needless moves the chains made (incremental_moves.py);
+    # the repair kept the residual tables up to date: the proof's first round reads them
+    if not settle(counts, layout.claimed, layout.eligible, give_up_at, tables=(costs.give, costs.take)):
         return None
     # topics whose counts changed, or whose members hold others' units while theirs are elsewhere
     wrong = ((before != counts) | (kept != np.minimum(counts, layout.claimed))).any(axis=0)
@@ -219,26 +221,27 @@ def _take_for_joiner(layout: Layout, joiner: int, loads: np.ndarray) -> None:
         layout.owner[start + mine[-count:]] = joiner
 
 
-def _repair(layout: Layout, loads: np.ndarray, give_up_at: float) -> bool:
+def _repair(layout: Layout, loads: np.ndarray, give_up_at: float) -> tuple[np.ndarray, _Costs] | None:
     """Hand units down chains until no chain improves the balance, in rounds: each round one
     shortest-path search from every member at once (`_Paths`), then a unit down the path to every
     member at least two lighter than the heaviest member reaching it, lightest first, while the
-    path still holds (successive shortest paths, many at once). False past MAX_REPAIR_ROUNDS
-    rounds, a round that moves nothing, a search that does not settle, or `give_up_at`."""
+    path still holds (successive shortest paths, many at once). The counts it ends with and their
+    residual tables; None past MAX_REPAIR_ROUNDS rounds, a round that moves nothing, a search
+    that does not settle, or `give_up_at`."""
     counts = layout.counts()
     costs = _Costs.of(layout, counts)
     for _ in range(MAX_REPAIR_ROUNDS):
         if time.monotonic() > give_up_at:
-            return False
+            return None
         paths = _Paths.search(costs, loads)
         if paths is None:
-            return False
+            return None
         takers = np.flatnonzero(paths.source_load() >= loads + 2)
         if not len(takers):
-            return True
+            return counts, costs
         if not _hand_down(layout, counts, costs, loads, paths, takers):
-            return False
-    return False
+            return None
+    return None
 
 
 @dataclass

@@ -29,16 +29,23 @@ def aggregate(owner: np.ndarray, pool: np.ndarray, members: int, pools: int) -> 
     return np.bincount(owner[placed] * pools + pool[placed], minlength=members * pools).reshape(members, pools)
 
 
-def settle(counts: np.ndarray, claimed: np.ndarray, eligible: np.ndarray, give_up_at: float = float("inf")) -> bool:
+def settle(
+    counts: np.ndarray,
+    claimed: np.ndarray,
+    eligible: np.ndarray,
+    give_up_at: float = float("inf"),
+    tables: tuple[np.ndarray, np.ndarray] | None = None,
+) -> bool:
     """Cancel negative cycles in `counts` (in place) until none is left (True: proven optimal)
-    or none can be found (False)."""
+    or none can be found (False). `tables`: `residual_costs` at `counts` when the caller has them."""
     n, pools = counts.shape
     # a simple cycle's moves part is at most its arcs: a balance weight above that comes first
     balance = n + pools + 2
     for _ in range(MAX_CANCELS + 1):
         # member -> topic: 0 when it holds a unit it did not own, +1 when only its own ones;
         # topic -> member: -1 when its own units of the topic are elsewhere, 0 for any reader
-        hand_over, take = residual_costs(counts, claimed, eligible)
+        hand_over, take = residual_costs(counts, claimed, eligible) if tables is None else tables
+        tables = None
         loads = counts.sum(axis=1)
         found = negative_cycle(hand_over, take, loads, balance, give_up_at)
         if found is True or found is False:

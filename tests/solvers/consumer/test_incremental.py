@@ -165,15 +165,35 @@ def test_partitions_added_that_need_hundreds_of_chains_are_answered_incrementall
     assert figures(problem, owners, INCREMENTAL) == figures(problem, full_flow(problem), FLOW)
 
 
+def test_the_proof_starts_from_the_tables_the_repair_kept_up_to_date(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After hundreds of chains, the counts and residual tables the repair hands the proof are
+    the ones made afresh from where the units are: nothing is built twice, nothing stale."""
+    handed: list[bool] = []
+
+    def checked(counts: np.ndarray, claimed: np.ndarray, eligible: np.ndarray, *args: Any, **kw: Any) -> bool:
+        tables = kw["tables"]
+        fresh = residual_costs(counts, claimed, eligible)
+        handed.append(all((a == b).all() for a, b in zip(tables, fresh, strict=True)))
+        return settle(counts, claimed, eligible, *args, **kw)
+
+    monkeypatch.setattr(stickyd.solvers.consumer.incremental, "settle", checked)
+    problem = grown_by_a_tenth(random.Random(7), 100, 300, 2_000)
+    index = index_consumer_problem(ConsumerProblem.model_validate(problem))
+    owners = solve_incremental(index)
+    assert owners is not None and handed == [True]
+    assert figures(problem, owners, INCREMENTAL) == figures(problem, full_flow(problem), FLOW)
+
+
 def test_a_round_hands_units_down_a_chain_to_the_lightest_member() -> None:
     """Member 0 (3 units of topic 0) reaches member 2 (none) only through member 1 (topic 1): one
     round hands a unit of topic 0 to member 1 and one of topic 1 to member 2, and no chain is left."""
     eligible = [[True, True, False], [False, True, True]]
     layout = _layout([0, 0, 0, 1, 1], [0, 0, 0, 1, 1], [0, 0, 0, 1, 1], eligible)
     loads = layout.loads()
-    assert _repair(layout, loads, float("inf"))
+    repaired = _repair(layout, loads, float("inf"))
+    assert repaired is not None
     assert loads.tolist() == [2, 2, 1] == layout.loads().tolist()
-    assert layout.counts().tolist() == [[2, 0], [1, 1], [0, 1]]
+    assert repaired[0].tolist() == layout.counts().tolist() == [[2, 0], [1, 1], [0, 1]]
     reach = least_reachable(layout.eligible, layout.held(), loads)
     assert reach is not None and (reach >= loads - 1).all()
 
