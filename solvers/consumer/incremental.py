@@ -104,12 +104,14 @@ def solve_incremental(index: ConsumerIndex, give_up_at: float = float("inf")) ->
     repaired = _repair(layout, loads, give_up_at)
     if repaired is None:
         return None
-    counts, costs = repaired
+    counts, costs, paths = repaired
     kept = layout.kept()
     before = counts.copy()
     # proven optimal, after cancelling the needless moves the chains made (incremental_moves.py);
-    # the repair kept the residual tables up to date: the proof's first round reads them
-    if not settle(counts, layout.claimed, layout.eligible, give_up_at, tables=(costs.give, costs.take)):
+    # the repair kept the residual tables up to date, and its last search's labels are potentials
+    # on them: the proof starts from both
+    tables, potentials = (costs.give, costs.take), (paths.label, paths.pool_label)
+    if not settle(counts, layout.claimed, layout.eligible, give_up_at, tables=tables, potentials=potentials):
         return None
     # topics whose counts changed, or whose members hold others' units while theirs are elsewhere
     wrong = ((before != counts) | (kept != np.minimum(counts, layout.claimed))).any(axis=0)
@@ -221,13 +223,13 @@ def _take_for_joiner(layout: Layout, joiner: int, loads: np.ndarray) -> None:
         layout.owner[start + mine[-count:]] = joiner
 
 
-def _repair(layout: Layout, loads: np.ndarray, give_up_at: float) -> tuple[np.ndarray, _Costs] | None:
+def _repair(layout: Layout, loads: np.ndarray, give_up_at: float) -> tuple[np.ndarray, _Costs, _Paths] | None:
     """Hand units down chains until no chain improves the balance, in rounds: each round one
     shortest-path search from every member at once (`_Paths`), then a unit down the path to every
     member at least two lighter than the heaviest member reaching it, lightest first, while the
-    path still holds (successive shortest paths, many at once). The counts it ends with and their
-    residual tables; None past MAX_REPAIR_ROUNDS rounds, a round that moves nothing, a search
-    that does not settle, or `give_up_at`."""
+    path still holds (successive shortest paths, many at once). The counts it ends with, their
+    residual tables and the search that found no chain left; None past MAX_REPAIR_ROUNDS rounds,
+    a round that moves nothing, a search that does not settle, or `give_up_at`."""
     counts = layout.counts()
     costs = _Costs.of(layout, counts)
     for _ in range(MAX_REPAIR_ROUNDS):
@@ -238,7 +240,7 @@ def _repair(layout: Layout, loads: np.ndarray, give_up_at: float) -> tuple[np.nd
             return None
         takers = np.flatnonzero(paths.source_load() >= loads + 2)
         if not len(takers):
-            return counts, costs
+            return counts, costs, paths
         if not _hand_down(layout, counts, costs, loads, paths, takers):
             return None
     return None

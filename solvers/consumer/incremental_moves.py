@@ -35,9 +35,11 @@ def settle(
     eligible: np.ndarray,
     give_up_at: float = float("inf"),
     tables: tuple[np.ndarray, np.ndarray] | None = None,
+    potentials: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> bool:
     """Cancel negative cycles in `counts` (in place) until none is left (True: proven optimal)
-    or none can be found (False). `tables`: `residual_costs` at `counts` when the caller has them."""
+    or none can be found (False). `tables`: `residual_costs` at `counts`, and `potentials`: the
+    members' and topics' distances the first proof starts from, when the caller has them."""
     n, pools = counts.shape
     # a simple cycle's moves part is at most its arcs: a balance weight above that comes first
     balance = n + pools + 2
@@ -45,9 +47,9 @@ def settle(
         # member -> topic: 0 when it holds a unit it did not own, +1 when only its own ones;
         # topic -> member: -1 when its own units of the topic are elsewhere, 0 for any reader
         hand_over, take = residual_costs(counts, claimed, eligible) if tables is None else tables
-        tables = None
         loads = counts.sum(axis=1)
-        found = negative_cycle(hand_over, take, loads, balance, give_up_at)
+        found = negative_cycle(hand_over, take, loads, balance, give_up_at, potentials)
+        tables = potentials = None
         if found is True or found is False:
             return found
         # cycles meeting only at the sink change disjoint counts and loads: all go round at once

@@ -18,6 +18,8 @@ residual arcs of an answer are:
 `negative_cycle` runs Bellman-Ford from a virtual root over dense (members x topics) tables: if
 a full round changes no distance, the distances are potentials under which every residual arc has
 non-negative reduced cost, so no cycle is negative and the answer is optimal (balance, then moves).
+That holds whatever distances the rounds start from (they only ever fall), so the caller may start
+them from potentials it has (the repair's last search): then one round can prove the answer.
 A cycle among its predecessors is a negative one, which the caller cancels (moving units around
 it) before asking again. A round count past MAX_ROUNDS proves nothing either way; the dispatcher
 then runs the full flow.
@@ -53,19 +55,29 @@ def residual_costs(counts: np.ndarray, claimed: np.ndarray, eligible: np.ndarray
 
 
 def negative_cycle(
-    hand_over: np.ndarray, take: np.ndarray, loads: np.ndarray, balance: int, give_up_at: float = float("inf")
+    hand_over: np.ndarray,
+    take: np.ndarray,
+    loads: np.ndarray,
+    balance: int,
+    give_up_at: float = float("inf"),
+    start: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> list[list[int]] | bool:
     """True when the residual graph is proven free of negative cycles (converged distances); the
     negative cycles among the predecessors when some show (nodes: members, then topics, then the
     sink, in the arcs' direction); False when neither is known after MAX_ROUNDS or `give_up_at`.
 
     `hand_over` (topics, members) and `take` (members, topics): arc costs, FAR for no arc, as
-    `residual_costs` makes them; `balance`: B, the weight of one unit of squared load."""
+    `residual_costs` makes them; `balance`: B, the weight of one unit of squared load; `start`: the
+    members' and topics' distances to begin from (None: 0, the virtual root's arcs)."""
     topics, n = hand_over.shape
     sink_node = n + topics
     up = balance * (2 * loads + 1)
     down = np.where(loads > 0, -balance * (2 * loads - 1), FAR)
-    member, topic, sink = np.zeros(n, dtype=np.int64), np.zeros(topics, dtype=np.int64), 0
+    if start is None:
+        member, topic, sink = np.zeros(n, dtype=np.int64), np.zeros(topics, dtype=np.int64), 0
+    else:
+        member, topic = start[0].astype(np.int64), start[1].astype(np.int64)
+        sink = int((member + up).min()) if n else 0  # its first relaxation, from the members
     parent = np.full(sink_node + 1, -1, dtype=np.int64)
     for rounds in range(MAX_ROUNDS):
         if time.monotonic() > give_up_at:
