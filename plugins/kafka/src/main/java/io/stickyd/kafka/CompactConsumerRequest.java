@@ -16,6 +16,7 @@ import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
 import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
 import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException;
 import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
+import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 
 /**
  * The group coordinator's view of a consumer group as a compact stickyd request
@@ -68,10 +69,15 @@ final class CompactConsumerRequest {
         Map<Indices, Integer> subscriptionIndex = new HashMap<>();
         List<int[]> subscriptions = new ArrayList<>();
         int[] memberSubscription = new int[memberIds.size()];
+        // every member subscribes to the same topics: the first one's are read, as Kafka's own assignors do
+        boolean homogeneous = group.subscriptionType() == SubscriptionType.HOMOGENEOUS;
         for (int m = 0; m < memberIds.size(); m++) {
             MemberSubscription subscription = group.memberSubscription(memberIds.get(m));
             if (subscription.rackId().isPresent()) {
                 return null;
+            }
+            if (homogeneous && m > 0) {
+                continue; // memberSubscription[m] = 0, the first member's
             }
             Set<Uuid> subscribed = subscription.subscribedTopicIds();
             Integer known = sameSet.get(subscribed);

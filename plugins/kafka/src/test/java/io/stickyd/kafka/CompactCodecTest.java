@@ -281,6 +281,51 @@ class CompactCodecTest {
     }
 
     @Test
+    void aHomogeneousGroupsSubscriptionIsReadFromItsFirstMemberOnly() {
+        // as Kafka's own assignors read a homogeneous group: the other members' sets are never iterated
+        Set<Uuid> unread = new java.util.AbstractSet<>() {
+            @Override
+            public java.util.Iterator<Uuid> iterator() {
+                throw new AssertionError("a homogeneous group's later members' subscriptions are not read");
+            }
+
+            @Override
+            public int size() {
+                return 2;
+            }
+        };
+        Map<String, MemberSubscriptionAndAssignmentImpl> members = Map.of(
+            "a", new MemberSubscriptionAndAssignmentImpl(Optional.empty(), Optional.empty(),
+                new java.util.LinkedHashSet<>(List.of(ORDERS, CLICKS)), new Assignment(Map.of(ORDERS, Set.of(0, 1, 2)))),
+            "b", new MemberSubscriptionAndAssignmentImpl(Optional.empty(), Optional.empty(), unread,
+                new Assignment(Map.of(ORDERS, Set.of(3), CLICKS, Set.of(1)))));
+        CompactConsumerRequest.Request request = CompactConsumerRequest.build(
+            new GroupSpecImpl(members, SubscriptionType.HOMOGENEOUS, Map.of()), TOPICS, 500,
+            StickydHttpClient.JSON.createObjectNode(), new HeldPartitions());
+        Msgpack.Reader in = new Msgpack.Reader(request.body(), CompactConsumerRequest.MAGIC.length);
+        for (int fields = in.map(); fields > 0; fields--) {
+            String key = in.str();
+            if (key.equals("subscriptions")) {
+                assertEquals(1, in.array(), "one subscription list, the first member's");
+                assertEquals(2, in.array());
+                in.integer();
+                in.integer();
+            } else if (key.equals("members")) {
+                assertEquals(2, in.array());
+                for (String id : List.of("a", "b")) {
+                    assertEquals(2, in.array());
+                    assertEquals(id, in.str());
+                    assertEquals(0, in.integer(), id + " reads subscription 0");
+                }
+            } else if (key.equals("owners")) {
+                assertArrayEquals(new int[] {0, 0, 0, 1, -1, -1, -1, 1}, in.int32s());
+            } else {
+                in.skip();
+            }
+        }
+    }
+
+    @Test
     void runsAreASetOfPartitionsEqualToAnyOther() {
         IntRunsSet runs = new IntRunsSet(new int[] {0, 4, 9}, new int[] {2, 3, 1});
         assertEquals(Set.of(0, 1, 4, 5, 6, 9), runs);
