@@ -105,7 +105,6 @@ def solve_incremental(index: ConsumerIndex, give_up_at: float = float("inf")) ->
     if repaired is None:
         return None
     counts, costs, paths = repaired
-    kept = layout.kept()
     before = counts.copy()
     # proven optimal, after cancelling the needless moves the chains made (incremental_moves.py);
     # the repair kept the residual tables up to date, and its last search's labels are potentials
@@ -113,10 +112,21 @@ def solve_incremental(index: ConsumerIndex, give_up_at: float = float("inf")) ->
     tables, potentials = (costs.give, costs.take), (paths.label, paths.pool_label)
     if not settle(counts, layout.claimed, layout.eligible, give_up_at, tables=tables, potentials=potentials):
         return None
-    # topics whose counts changed, or whose members hold others' units while theirs are elsewhere
-    wrong = ((before != counts) | (kept != np.minimum(counts, layout.claimed))).any(axis=0)
-    realize(layout.owner, layout.claimant, layout.offsets, counts, np.flatnonzero(wrong))
+    realize(layout.owner, layout.claimant, layout.offsets, counts, _dealt_again(layout, before, counts))
     return [layout.owner[a:b] for a, b in zip(layout.offsets[:-1], layout.offsets[1:], strict=True)]
+
+
+def _dealt_again(layout: Layout, before: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The topics to deal again: those whose counts the proof changed, or whose members hold
+    others' units while theirs are elsewhere (only where an owned unit changed owner: elsewhere
+    every member keeps what it owned)."""
+    wrong = (before != counts).any(axis=0)
+    gone = np.flatnonzero((layout.owner != layout.claimant) & (layout.claimant >= 0))
+    pools = np.unique(layout.pool[gone])
+    kept = layout.claimed[:, pools]  # a copy (fancy indexing), less the units gone
+    np.subtract.at(kept, (layout.claimant[gone], np.searchsorted(pools, layout.pool[gone])), 1)
+    wrong[pools] |= (kept != np.minimum(counts[:, pools], layout.claimed[:, pools])).any(axis=0)
+    return np.flatnonzero(wrong)
 
 
 def _balanced_before(layout: Layout, loads: np.ndarray) -> bool:
@@ -140,7 +150,7 @@ def _layout(index: ConsumerIndex) -> Layout | None:
     if not groups or not plain or n * len(groups) > MAX_CELLS:
         return None
     sizes = np.fromiter((g.units for g in groups), dtype=np.int64, count=len(groups))
-    claimant = np.concatenate([g.claims[0] for g in groups]).astype(np.int64)
+    claimant = np.concatenate([g.claims[0] for g in groups]).astype(np.int64, copy=False)
     eligible = np.zeros((len(groups), n), dtype=bool)
     for p, members in enumerate(index.eligible_ids):
         eligible[p, members] = True

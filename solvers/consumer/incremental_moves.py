@@ -25,8 +25,9 @@ MAX_CANCELS = 200
 
 def aggregate(owner: np.ndarray, pool: np.ndarray, members: int, pools: int) -> np.ndarray:
     """(members, pools): units of each pool held by each member (unplaced units left out)."""
-    placed = owner >= 0
-    return np.bincount(owner[placed] * pools + pool[placed], minlength=members * pools).reshape(members, pools)
+    # unplaced units (owner -1) land in a first row, cut off: no mask, no copy of the placed ones
+    counts = np.bincount((owner + 1) * pools + pool, minlength=(members + 1) * pools)
+    return counts[pools:].reshape(members, pools)
 
 
 def settle(

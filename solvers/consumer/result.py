@@ -97,14 +97,11 @@ def kept_count(index: ConsumerIndex, owners: list[np.ndarray]) -> int:
     return kept
 
 
-def loads(index: ConsumerIndex, owners: list[np.ndarray]) -> np.ndarray:
-    """Partitions per member."""
-    n = index.member_count
-    total = np.zeros(n, dtype=np.int64)
-    for group, owner in zip(index.groups, owners, strict=True):
-        # units only ever go to eligible members, who all read `weight` topics of the group
-        total += np.bincount(owner[owner >= 0], minlength=n) * group.weight
-    return total
+def loads(index: ConsumerIndex, placement: Placement) -> np.ndarray:
+    """Partitions per member, counted on the placement (a KIP-315 unit's partitions are there
+    already, on the topics of the join its member reads)."""
+    # unassigned partitions (-1) land in a first slot, cut off
+    return np.bincount(placement.owner + 1, minlength=index.member_count + 1)[1:]
 
 
 def build_solution(
@@ -116,7 +113,7 @@ def build_solution(
 ) -> ConsumerSolution:
     """The answer with its stats; the partition maps are made from the columns on first use."""
     placement = place(index, owners)
-    load = loads(index, owners)
+    load = loads(index, placement)
     kept = kept_count(index, owners)
     stats = ConsumerStats(
         strategy=problem.options.strategy,  # type: ignore[arg-type]
