@@ -21,7 +21,7 @@ from stickyd.solvers import solve_consumer
 from stickyd.solvers.consumer.classes import build_classes
 from stickyd.solvers.consumer.dispatch import _uniform_unit_weights
 from stickyd.solvers.consumer.flow import solve_min_cost_flow
-from stickyd.solvers.consumer.incremental import Layout, _repair, solve_incremental, water_fill
+from stickyd.solvers.consumer.incremental import Layout, _dealt_again, _repair, solve_incremental, water_fill
 from stickyd.solvers.consumer.incremental_moves import _cost, aggregate, realize, settle
 from stickyd.solvers.consumer.incremental_proof import FAR, least_reachable, negative_cycle, residual_costs
 from stickyd.solvers.consumer.result import build_solution
@@ -367,3 +367,33 @@ def test_the_proof_is_the_same_whatever_distances_it_starts_from(n: int, pools: 
     for found in (from_root, started):
         for cycle in found if isinstance(found, list) else []:
             assert _cost(cycle, hand_over, take, loads, balance) < 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 4), st.data())
+def test_the_topics_dealt_again_are_those_the_whole_tables_name(n: int, pools: int, data: st.DataObject) -> None:
+    """Only topics where an owned unit changed owner are looked at (besides those whose counts the
+    proof changed), yet the topics dealt again are exactly those the whole tables name: counts
+    changed, or a member holding others' units while its own are elsewhere."""
+    sizes = data.draw(st.lists(st.integers(0, 4), min_size=pools, max_size=pools))
+    pool = np.repeat(np.arange(pools), sizes)
+    units = len(pool)
+    members = st.integers(-1, n - 1)
+    claimant = np.array(data.draw(st.lists(members, min_size=units, max_size=units)), dtype=np.int64)
+    owner = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=units, max_size=units)), dtype=np.int64)
+    layout = Layout(
+        member_count=n,
+        owner=owner,
+        claimant=claimant,
+        pool=pool,
+        offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+        eligible=np.ones((pools, n), dtype=bool),
+        claimed=aggregate(claimant, pool, n, pools),
+    )
+    before = layout.counts()
+    assert (before == aggregate(owner, pool, n, pools)).all()
+    # what cancelling cycles may leave: some counts one up or down
+    change = data.draw(st.lists(st.integers(-1, 1), min_size=n * pools, max_size=n * pools))
+    counts = np.maximum(before + np.array(change, dtype=np.int64).reshape(n, pools), 0)
+    whole = ((before != counts) | (layout.kept() != np.minimum(counts, layout.claimed))).any(axis=0)
+    assert _dealt_again(layout, before, counts).tolist() == np.flatnonzero(whole).tolist()

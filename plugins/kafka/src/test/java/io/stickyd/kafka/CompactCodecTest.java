@@ -326,6 +326,59 @@ class CompactCodecTest {
     }
 
     @Test
+    void everyMemberGetsWhatTheAnswerGivesItWhetherUnchangedOrNot() {
+        java.util.Random random = new java.util.Random(5);
+        List<String> ids = List.of("a", "b", "c");
+        for (int trial = 0; trial < 500; trial++) {
+            // one claimant per partition at most, every member reading both topics
+            int[] before = new int[8];
+            Map<String, Map<Uuid, Set<Integer>>> held = new HashMap<>();
+            for (int slot = 0; slot < before.length; slot++) {
+                before[slot] = random.nextInt(4) - 1;
+                if (before[slot] >= 0) {
+                    Uuid topic = slot < 6 ? ORDERS : CLICKS;
+                    held.computeIfAbsent(ids.get(before[slot]), id -> new HashMap<>())
+                        .computeIfAbsent(topic, t -> new java.util.HashSet<>()).add(slot < 6 ? slot : slot - 6);
+                }
+            }
+            Map<String, MemberSubscriptionAndAssignmentImpl> members = new HashMap<>();
+            for (String id : ids) {
+                members.put(id, new MemberSubscriptionAndAssignmentImpl(Optional.empty(), Optional.empty(),
+                    Set.of(ORDERS, CLICKS), new Assignment(held.getOrDefault(id, Map.of()))));
+            }
+            GroupSpec group = new GroupSpecImpl(members, SubscriptionType.HETEROGENEOUS, Map.of());
+            CompactConsumerRequest.Request request =
+                CompactConsumerRequest.build(group, TOPICS, 500, StickydHttpClient.JSON.createObjectNode(), new HeldPartitions());
+            // a few slots change hands; the members whose slots all stay are said unchanged
+            int[] now = new int[8];
+            for (int slot = 0; slot < now.length; slot++) {
+                now[slot] = before[slot] >= 0 && random.nextInt(4) > 0 ? before[slot] : random.nextInt(3);
+            }
+            int[] order = new int[8];
+            for (int slot = 0; slot < 8; slot++) {
+                order[slot] = request.topicIds().get(0).equals(ORDERS) ? slot : slot < 2 ? slot + 6 : slot - 2;
+            }
+            int[] sent = new int[8];
+            for (int slot = 0; slot < 8; slot++) {
+                sent[slot] = now[order[slot]];
+            }
+            int[] unchanged = java.util.stream.IntStream.range(0, 3)
+                .filter(m -> java.util.stream.IntStream.range(0, 8).allMatch(slot -> (before[slot] == m) == (now[slot] == m)))
+                .toArray();
+            GroupAssignment got = CompactConsumerAnswer.read(answer(sent, unchanged), request, group);
+            for (int m = 0; m < 3; m++) {
+                Map<Uuid, Set<Integer>> expected = new HashMap<>();
+                for (int slot = 0; slot < 8; slot++) {
+                    if (now[slot] == m) {
+                        expected.computeIfAbsent(slot < 6 ? ORDERS : CLICKS, t -> new java.util.HashSet<>()).add(slot < 6 ? slot : slot - 6);
+                    }
+                }
+                assertEquals(expected, got.members().get(ids.get(m)).partitions(), "trial " + trial + ", member " + m);
+            }
+        }
+    }
+
+    @Test
     void runsAreASetOfPartitionsEqualToAnyOther() {
         IntRunsSet runs = new IntRunsSet(new int[] {0, 4, 9}, new int[] {2, 3, 1});
         assertEquals(Set.of(0, 1, 4, 5, 6, 9), runs);
