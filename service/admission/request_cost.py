@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
+
 if TYPE_CHECKING:
     from stickyd.service.processes.job import Limits
 
@@ -67,6 +69,15 @@ def request_cost(kind: Kind, data: dict[str, Any]) -> RequestCost:
         task_replicas=tasks + stateful * replicas,
         subtopology_clients=len(subtopologies) * len(clients),
     )
+
+
+def compact_request_cost(partitions: list[int], subscriptions: list[list[int]], chosen: list[int]) -> RequestCost:
+    """A compact consumer body's costs from its tables (decoded and checked already): the topics'
+    partition counts, the distinct subscriptions and each member's choice among them; what
+    `request_cost` reads from the same body as the contract's dict, without a step per member."""
+    sizes = np.fromiter(map(len, subscriptions), dtype=np.int64, count=len(subscriptions))
+    pairs = int(sizes[np.asarray(chosen, dtype=np.int64)].sum()) if chosen else 0
+    return RequestCost(sum(_count(p) for p in partitions), len(chosen), subscriptions=pairs)
 
 
 def over_limits(kind: Kind, cost: RequestCost, limits: Limits) -> tuple[str, str] | None:

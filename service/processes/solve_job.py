@@ -16,7 +16,7 @@ from stickyd.models.consumer.compact import CompactRequest, decode_compact, is_c
 from stickyd.models.consumer.wire import WireRequest, decode_consumer
 from stickyd.models.streams.problem import StreamsProblem, StreamsSolution
 from stickyd.service.admission.promise_floor import floor_ms
-from stickyd.service.admission.request_cost import over_limits, request_cost
+from stickyd.service.admission.request_cost import compact_request_cost, over_limits, request_cost
 from stickyd.service.http.json_guard import load_object_fast
 from stickyd.service.processes.job import JobResult, Kind, Limits, error
 from stickyd.service.watch.live_weights import fill_live_weights
@@ -85,7 +85,11 @@ def _run_job(
         data = body if isinstance(body, dict) else wire.data if wire is not None else load_object_fast(body)
     except ProblemError as problem:
         return error(422, problem.field, problem.reason)
-    cost = request_cost(kind, data)
+    cost = (
+        compact_request_cost(wire.partitions, wire.subscriptions, wire.member_subscription)
+        if isinstance(wire, CompactRequest)
+        else request_cost(kind, data)
+    )
     sizes = {"partitions": cost.partitions, "members": cost.members}
     over = over_limits(kind, cost, limits)
     if over is not None:

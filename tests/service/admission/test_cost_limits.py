@@ -12,10 +12,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import hypothesis
+import msgspec
 import pytest
+from hypothesis import strategies as st
 
 from stickyd.cli.child_service import ServiceProcess, running_service
-from stickyd.service.admission.request_cost import RequestCost, over_limits, request_cost
+from stickyd.models.consumer.compact import MAGIC, decode_compact
+from stickyd.service.admission.request_cost import RequestCost, compact_request_cost, over_limits, request_cost
 from stickyd.service.processes.solve_job import Limits
 from stickyd.service.settings import Settings
 
@@ -129,6 +133,22 @@ def test_costs_are_read_from_the_body_without_trusting_its_shape() -> None:
     assert cost == RequestCost(15, 2, task_replicas=15 + 10 * 1, subtopology_clients=4)
     consumer = request_cost("consumer", {"topics": {"a": 3, "b": -1}, "members": [{"topics": ["a", "b"]}, "x"]})
     assert consumer == RequestCost(3, 2, subscriptions=2)
+
+
+@hypothesis.settings(max_examples=100, deadline=None)
+@hypothesis.given(st.lists(st.integers(0, 50), min_size=1, max_size=5), st.data())
+def test_a_compact_bodys_costs_are_those_of_its_dict(partitions: list[int], data: st.DataObject) -> None:
+    """Read from the subscription table (one entry per distinct subscription), the costs are what
+    the contract's dict of the same body counts member by member."""
+    topics = [[f"t{i}", count] for i, count in enumerate(partitions)]
+    index = st.integers(0, len(topics) - 1)
+    subscriptions = data.draw(st.lists(st.lists(index, max_size=len(topics), unique=True), min_size=1, max_size=4))
+    chosen = data.draw(st.lists(st.integers(0, len(subscriptions) - 1), min_size=1, max_size=30))
+    members = [[f"m{i}", s] for i, s in enumerate(chosen)]
+    body = MAGIC + msgspec.msgpack.encode({"topics": topics, "subscriptions": subscriptions, "members": members})
+    wire = decode_compact(body)
+    compact = compact_request_cost(wire.partitions, wire.subscriptions, wire.member_subscription)
+    assert compact == request_cost("consumer", wire.data)
 
 
 def test_the_shipped_limits_are_the_settings_defaults() -> None:
