@@ -26,30 +26,40 @@ def solve_equal(index: ConsumerIndex) -> list[np.ndarray]:
     quota[rank[:extra]] += 1
 
     keep = np.minimum(own, quota)
-    # after a leave, or partitions added, every member keeps all it owns: the claims as they are
-    everyone_keeps = bool((own <= quota).all())
-    owners = claims.astype(np.int64, copy=False) if everyone_keeps else _kept_up_to_quota(claims, own, keep, n)
+    owners = claims.astype(np.int64, copy=False)  # the concatenation's own array, changed in place
+    # a member over its quota keeps its lowest-numbered partitions: it gives up its highest-numbered
+    owners[_given_up(claims, own - keep, n)] = -1
     # released and unowned partitions fill the members still below quota, in id order
     free = np.flatnonzero(owners < 0)
     owners[free] = np.repeat(np.arange(n), quota - keep)
     return list(np.split(owners, np.cumsum(sizes)[:-1])) if sizes else []
 
 
-def _kept_up_to_quota(claims: np.ndarray, own: np.ndarray, keep: np.ndarray, n: int) -> np.ndarray:
-    """Per partition, its claimant where the claimant keeps it, else -1: members owning no more
-    than their quota keep everything, the others their lowest-numbered owned partitions."""
-    owners = np.full(len(claims), -1, dtype=np.int64)
-    claimed = np.flatnonzero(claims >= 0)
-    whole = (own <= keep)[claims[claimed]]
-    owners[claimed[whole]] = claims[claimed[whole]]
-    over = claimed[~whole]
-    members = claims[over]
-    # a 16-bit key sorts in linear time (numpy's radix sort for stable sorts of small ints)
-    key = members.astype(np.uint16) if n <= np.iinfo(np.uint16).max else members
-    by_member = over[np.argsort(key, kind="stable")]
-    count = np.bincount(members, minlength=n)
-    starts = np.cumsum(count) - count
-    position = np.arange(len(by_member)) - np.repeat(starts, count)
-    kept = by_member[position < np.repeat(keep, count)]
-    owners[kept] = claims[kept]
-    return owners
+FIRST_CHUNK = 4096
+"""partitions looked at first, from the end, for those that members over their quota give up;
+each further look takes twice as many (a join: each member gives one or two, near the end)."""
+
+
+def _given_up(claims: np.ndarray, excess: np.ndarray, n: int) -> np.ndarray:
+    """The positions of the `excess[m]` highest-numbered partitions each member m claims, found
+    from the end in chunks that double (none when no member is over its quota)."""
+    need = excess.astype(np.int64)
+    found: list[np.ndarray] = []
+    end, size = len(claims), FIRST_CHUNK
+    while end > 0 and need.any():
+        start = max(0, end - size)
+        backwards = claims[start:end][::-1]
+        # a claimant that still gives partitions up, its partitions from the highest-numbered down
+        at = np.flatnonzero((backwards >= 0) & (need[backwards] > 0))  # (need[-1] read, then dropped)
+        members = backwards[at]
+        # each one's rank among its member's, the highest-numbered first (a 16-bit key sorts in
+        # linear time: numpy's radix sort for stable sorts of small ints)
+        by_member = np.argsort(members.astype(np.uint16) if n <= np.iinfo(np.uint16).max else members, kind="stable")
+        count = np.bincount(members, minlength=n)
+        rank = np.empty(len(at), dtype=np.int64)
+        rank[by_member] = np.arange(len(at)) - np.repeat(np.cumsum(count) - count, count)
+        taken = at[rank < need[members]]
+        found.append(end - 1 - taken)
+        need -= np.bincount(backwards[taken], minlength=n)
+        end, size = start, 2 * size
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import stickyd.solvers.consumer.equal
 from stickyd.models import ConsumerProblem, index_consumer_problem
-from stickyd.solvers.consumer.equal import solve_equal
+from stickyd.solvers.consumer.equal import _given_up, solve_equal
 from stickyd.solvers.consumer.result import build_solution
 from stickyd.solvers.outcome import Outcome
 from tests.conftest import assert_valid
@@ -55,3 +58,24 @@ def test_a_member_over_its_quota_keeps_its_lowest_numbered_partitions() -> None:
     }
     owners = solve_equal(index_consumer_problem(ConsumerProblem.model_validate(problem)))
     assert owners[0].tolist() == [0, 0, 1, 0, 1, 1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 6), st.lists(st.integers(-1, 5), max_size=60), st.data())
+def test_a_member_gives_up_its_highest_numbered_partitions_however_far_back_they_lie(
+    n: int, drawn: list[int], data: st.DataObject
+) -> None:
+    """Searched from the end in chunks that double (the first of one partition here), the partitions
+    given up are each member's `excess` highest-numbered ones, whatever the excess."""
+    claims = np.array([c if c < n else -1 for c in drawn], dtype=np.int64)
+    own = np.bincount(claims[claims >= 0], minlength=n)
+    excess = np.array([data.draw(st.integers(0, int(k))) for k in own], dtype=np.int64)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(stickyd.solvers.consumer.equal, "FIRST_CHUNK", 1)
+        given_up = _given_up(claims, excess, n)
+    assert len(set(given_up.tolist())) == len(given_up)
+    for m in range(n):
+        mine = np.flatnonzero(claims == m)
+        expected = mine[len(mine) - int(excess[m]) :] if excess[m] else mine[:0]
+        assert sorted(p for p in given_up.tolist() if claims[p] == m) == expected.tolist()
+    assert all(claims[p] >= 0 for p in given_up.tolist())
