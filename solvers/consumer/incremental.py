@@ -77,9 +77,13 @@ class Layout:
     def kept(self) -> np.ndarray:
         """(members, pools): units of each pool each member holds of those it owned before."""
         kept = self.claimed.copy()
-        gone = np.flatnonzero((self.owner != self.claimant) & (self.claimant >= 0))
+        gone = self.gone()
         np.subtract.at(kept, (self.claimant[gone], self.pool[gone]), 1)
         return kept
+
+    def gone(self) -> np.ndarray:
+        """The units no longer held by the member that owned them before."""
+        return np.flatnonzero((self.owner != self.claimant) & (self.claimant >= 0))
 
     def held(self) -> np.ndarray:
         """bool (members, pools): who holds at least one unit of each pool."""
@@ -121,7 +125,7 @@ def _dealt_again(layout: Layout, before: np.ndarray, counts: np.ndarray) -> np.n
     others' units while theirs are elsewhere (only where an owned unit changed owner: elsewhere
     every member keeps what it owned)."""
     wrong = (before != counts).any(axis=0)
-    gone = np.flatnonzero((layout.owner != layout.claimant) & (layout.claimant >= 0))
+    gone = layout.gone()
     pools = np.unique(layout.pool[gone])
     kept = layout.claimed[:, pools]  # a copy (fancy indexing), less the units gone
     np.subtract.at(kept, (layout.claimant[gone], np.searchsorted(pools, layout.pool[gone])), 1)
