@@ -10,7 +10,8 @@ Instances: `bench.layouts.kafka_like_problem`, equal and unequal subscriptions, 
 joins / partitions are added, previous owners as Kafka's range and round-robin assignments leave
 them and as a sticky history with 3% noise, and as stickyd's own answer leaves them (`stickyd`: the
 group solved by stickyd, then the event; what a broker that assigns with the plug-in holds)
-(`--layouts`).
+(`--layouts`). Each section starts with the floor: the smallest group (10 topics of 2 partitions,
+4 members, equal subscriptions, one member leaves), what a call costs whatever the group's size.
 
 - Kafka UniformAssignor and the plug-in: plugins/kafka's test class `ConsumerAssignorBench` (built
   by `mvn package`), one JVM per instance with a broker's G1 settings (kafka-run-class.sh), warm
@@ -38,6 +39,7 @@ import argparse
 import os
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +55,8 @@ from stickyd.models.consumer.compact import MEDIA_TYPE
 from stickyd.models.consumer.compact_codec import encode_request
 
 SIZES = [(10_000, 1_000), (1_000_000, 2_000)]
+FLOOR = (20, 4)
+"""the smallest group: 10 topics of 2 partitions and 4 members (equal subscriptions, one leaves)."""
 LAYOUTS = ("range", "roundrobin", "sticky", "stickyd")
 ASSIGNORS = ("uniform", "stickyd-plugin", "stickyd-plugin-new-maps", "stickyd-plugin-json")
 TITLE = "The plug-in's wire: compact encoding against JSON and UniformAssignor (`python -m bench.wire.plugin_wire`)"
@@ -150,6 +154,33 @@ def _sizes(args: argparse.Namespace) -> list[tuple[int, int]]:
     return SIZES[:1] if args.quick else SIZES
 
 
+def _instances(
+    args: argparse.Namespace, layouts: list[str]
+) -> Iterator[tuple[tuple[str, str, str, str], dict[str, Any]]]:
+    """(label, problem) of every row: the floor first (for each section run, unless `--sizes`), then
+    every size, shape, layout and event."""
+    floor = (
+        []
+        if args.sizes
+        else [(FLOOR, "equal", layout, "leave") for layout in ("sticky", "stickyd") if layout in layouts]
+    )
+    rows = [
+        ((p, m), shape, layout, event)
+        for p, m in _sizes(args)
+        for shape in SHAPES
+        for layout in layouts
+        for event in args.events.split(",")
+    ]
+    for (partitions, members), shape, layout, event in floor + rows:
+        problem = (
+            after_optimum(partitions, members, shape, event)
+            if layout == "stickyd"
+            else kafka_like_problem(partitions, members, layout=layout, shape=shape, event=event)
+        )
+        problem["options"] = {"time_limit_ms": args.time_limit_ms}
+        yield (f"{partitions:,} x {members:,}", shape, layout, event), problem
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10,000 x 1,000, the sticky layout, one round")
@@ -172,20 +203,10 @@ def main() -> None:
     ):
         stickyd_env(service, args.time_limit_ms)  # one request solved first: the service is warm
         args.url, args.service_pid, args.timeout_ms = service.url, service.pid, 2 * args.time_limit_ms
-        for partitions, members in _sizes(args):
-            for shape in SHAPES:
-                for layout in layouts:
-                    for event in args.events.split(","):
-                        problem = (
-                            after_optimum(partitions, members, shape, event)
-                            if layout == "stickyd"
-                            else kafka_like_problem(partitions, members, layout=layout, shape=shape, event=event)
-                        )
-                        problem["options"] = {"time_limit_ms": args.time_limit_ms}
-                        label = (f"{partitions:,} x {members:,}", shape, layout, event)
-                        row = one_row(label, problem, Path(tmp), args)
-                        rows[STEADY_TITLE if layout == "stickyd" else TITLE].append(row)
-                        print(row, flush=True)
+        for label, problem in _instances(args, layouts):
+            row = one_row(label, problem, Path(tmp), args)
+            rows[STEADY_TITLE if label[2] == "stickyd" else TITLE].append(row)
+            print(row, flush=True)
     if args.sizes:
         return
     load = f"1-minute load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end."

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.layouts import kafka_like_problem
-from bench.wire.plugin_wire import one_row
+from bench.wire.plugin_wire import FLOOR, _instances, one_row
 from stickyd.cli.child_service import ServiceProcess
 from tests.kafka.jvm import kafka_jars_built
 
@@ -36,3 +36,18 @@ def test_a_row_compares_the_plugin_in_both_encodings_with_uniform(service: Servi
     assert moves_plugin <= moves_uniform
     assert cells[15] == "40/40 / 40/40"  # 2,000 partitions over 50 members
     assert cells[16] == ""  # no fallback, nothing capped
+
+
+def test_each_section_starts_with_the_floor_and_chosen_sizes_leave_it_out() -> None:
+    args = argparse.Namespace(sizes="", quick=True, events="leave,join", time_limit_ms=1_000)
+    labels = [label for label, _ in _instances(args, ["sticky", "stickyd"])]
+    floor = f"{FLOOR[0]:,} x {FLOOR[1]:,}"
+    # the floor of each section: the smallest group, equal subscriptions, one member leaves
+    assert labels[:2] == [(floor, "equal", "sticky", "leave"), (floor, "equal", "stickyd", "leave")]
+    assert all(label[0] == "10,000 x 1,000" for label in labels[2:]) and len(labels) == 2 + 2 * 2 * 2
+    _, problem = next(_instances(args, ["sticky"]))
+    assert sum(problem["topics"].values()) == FLOOR[0] and len(problem["members"]) == FLOOR[1]
+    chosen = argparse.Namespace(sizes="200x10", quick=False, events="leave", time_limit_ms=1_000)
+    assert [label for label, _ in _instances(chosen, ["sticky"])] == [
+        ("200 x 10", shape, "sticky", "leave") for shape in ("equal", "unequal")
+    ]
