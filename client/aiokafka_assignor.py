@@ -22,62 +22,25 @@ aiokafka tells an assignor no generation, so members report none (-1, KIP-341's 
 
 from __future__ import annotations
 
-import logging
-import threading
 from collections.abc import Iterable, Mapping
 
 from aiokafka.cluster import ClusterMetadata
 from aiokafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment, ConsumerProtocolMemberMetadata
 
+from stickyd.client.assignor_base import AssignorSettings
 from stickyd.client.consumer_mapping import consumer_problem, encode_user_data, member_entry, sorted_parts
-from stickyd.client.fallback import Outage
-from stickyd.client.load_settings import LoadSettings, WeightsSource
-from stickyd.models import ConsumerSolution
-from stickyd.solvers.time_policy import ASSIGNOR_FALLBACK_TIME_LIMIT_MS, ASSIGNOR_TIME_LIMIT_MS, ASSIGNOR_TIMEOUT_MS
 
 __all__ = ["StickydAssignor"]
-
-log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 0
 UNKNOWN_GENERATION = -1
 
 
-class StickydAssignor(AbstractPartitionAssignor):
+class StickydAssignor(AssignorSettings, AbstractPartitionAssignor):
     """The protocol `stickyd`, eager; one instance per consumer (it keeps what that member owns)."""
 
     name = "stickyd"  # type: ignore[assignment]  # aiokafka declares it an abstract property
-
-    def __init__(
-        self,
-        url: str = "http://127.0.0.1:8000",
-        timeout_ms: int = ASSIGNOR_TIMEOUT_MS,
-        strategy: str = "optimal",
-        time_limit_ms: int = ASSIGNOR_TIME_LIMIT_MS,
-        fallback_time_limit_ms: int = ASSIGNOR_FALLBACK_TIME_LIMIT_MS,
-        rack: str | None = None,
-        balance: str | None = None,
-        load_tolerance: float | None = None,
-        partition_weights: WeightsSource = None,
-        capacity: int | None = None,
-    ) -> None:
-        self.url = url
-        self.timeout_ms = timeout_ms
-        self.strategy = strategy
-        self.time_limit_ms = time_limit_ms
-        self.fallback_time_limit_ms = fallback_time_limit_ms
-        self.rack = rack
-        self.load = LoadSettings(balance, load_tolerance, partition_weights, capacity)
-        self.owned: dict[str, list[int]] = {}
-        self.last_solution: ConsumerSolution | None = None
-        self.outage = Outage(log)
-        self._lock = threading.Lock()
-
-    @property
-    def fallbacks(self) -> int:
-        """Assignments this member made in-process, as group leader, because stickyd did not answer."""
-        return self.outage.fallbacks
 
     def metadata(self, topics: Iterable[str]) -> ConsumerProtocolMemberMetadata:  # type: ignore[override]
         with self._lock:

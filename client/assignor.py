@@ -25,13 +25,12 @@ contract's `revoke`/`target` describe.
 
 from __future__ import annotations
 
-import logging
-import threading
 from typing import Any
 
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
+from stickyd.client.assignor_base import AssignorSettings
 from stickyd.client.consumer_mapping import (
     consumer_problem,
     decode_user_data,
@@ -39,56 +38,22 @@ from stickyd.client.consumer_mapping import (
     member_entry,
     sorted_parts,
 )
-from stickyd.client.fallback import Outage
-from stickyd.client.load_settings import LoadSettings, WeightsSource
-from stickyd.models import ConsumerSolution
-from stickyd.solvers.time_policy import ASSIGNOR_FALLBACK_TIME_LIMIT_MS, ASSIGNOR_TIME_LIMIT_MS, ASSIGNOR_TIMEOUT_MS
 
 __all__ = ["CooperativeStickydAssignor", "StickydAssignor", "decode_user_data", "encode_user_data"]
-
-log = logging.getLogger(__name__)
 
 SUBSCRIPTION_VERSION = 1
 """v1 adds OwnedPartitions, which Kafka's own cooperative assignors read too."""
 
 
-class StickydAssignor(AbstractPartitionAssignor):
+class StickydAssignor(AssignorSettings, AbstractPartitionAssignor):
     """Eager protocol: every member gives up everything and gets its new assignment at once."""
 
     name = "stickyd"
     protocol = "eager"
 
-    def __init__(
-        self,
-        url: str = "http://127.0.0.1:8000",
-        timeout_ms: int = ASSIGNOR_TIMEOUT_MS,
-        strategy: str = "optimal",
-        time_limit_ms: int = ASSIGNOR_TIME_LIMIT_MS,
-        fallback_time_limit_ms: int = ASSIGNOR_FALLBACK_TIME_LIMIT_MS,
-        rack: str | None = None,
-        balance: str | None = None,
-        load_tolerance: float | None = None,
-        partition_weights: WeightsSource = None,
-        capacity: int | None = None,
-    ) -> None:
-        self.url = url
-        self.timeout_ms = timeout_ms
-        self.strategy = strategy
-        self.time_limit_ms = time_limit_ms
-        self.fallback_time_limit_ms = fallback_time_limit_ms
-        self.rack = rack
-        self.load = LoadSettings(balance, load_tolerance, partition_weights, capacity)
-        # per-instance state (KIP-341): what this member owns and since which generation
-        self.owned: dict[str, list[int]] = {}
-        self.generation = -1
-        self.last_solution: ConsumerSolution | None = None
-        self.outage = Outage(log)
-        self._lock = threading.Lock()
-
-    @property
-    def fallbacks(self) -> int:
-        """Assignments this member made in-process, as group leader, because stickyd did not answer."""
-        return self.outage.fallbacks
+    generation = -1
+    """the generation this member's `owned` was assigned in (KIP-341): -1 until `on_assignment` sets
+    it on the instance."""
 
     def supported_protocols(self) -> list[RebalanceProtocol]:
         return [RebalanceProtocol.EAGER]

@@ -103,14 +103,4 @@ def finish_consumer(
     }
     if round_.problem.get("partition_racks"):
         state["partition_racks"] = round_.problem["partition_racks"]  # what explain says about racks
-    report = {
-        "newcomers": roster.newcomers,
-        "returning": roster.returning,
-        "leaving": leaving,
-        "held": [
-            {"id": m, "since": h["since"], "until": h["until"], "assignment": h["owned"]} for m, h in held_now.items()
-        ],
-        "reassigned": roster.expired,
-        "departed": roster.departed,
-    }
-    return solution, state, report
+    return solution, state, roster.report(leaving, held_now)

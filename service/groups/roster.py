@@ -45,6 +45,21 @@ class Roster:
     departed: list[str] = field(default_factory=list)
     """left (planned, or vanished with no grace): forgotten."""
 
+    def report(self, leaving: list[dict[str, Any]], held_now: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """The rebalance answer's account of the round: `leaving` as `[{id, empty}]`, `held_now` what
+        each held member keeps for its grace (id -> {since, until, owned})."""
+        return {
+            "newcomers": self.newcomers,
+            "returning": self.returning,
+            "leaving": leaving,
+            "held": [
+                {"id": m, "since": h["since"], "until": h["until"], "assignment": h["owned"]}
+                for m, h in held_now.items()
+            ],
+            "reassigned": self.expired,
+            "departed": self.departed,
+        }
+
 
 def build_roster(
     state: dict[str, Any], present: list[str], leaving_asked: list[str], grace_ms: int, now: float

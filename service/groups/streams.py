@@ -103,17 +103,7 @@ def finish_streams(
     }
     if round_.problem.get("config"):
         state["config"] = round_.problem["config"]  # what a what-if solves with
-    report = {
-        "newcomers": roster.newcomers,
-        "returning": roster.returning,
-        "leaving": leaving,
-        "held": [
-            {"id": c, "since": h["since"], "until": h["until"], "assignment": h["owned"]} for c, h in held_now.items()
-        ],
-        "reassigned": roster.expired,
-        "departed": roster.departed,
-    }
-    return solution, state, report
+    return solution, state, roster.report(leaving, held_now)
 
 
 def _drain_leaving(round_: StreamsRound, solution: dict[str, Any]) -> None:
