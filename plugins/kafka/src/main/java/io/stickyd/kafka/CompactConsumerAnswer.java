@@ -98,7 +98,13 @@ final class CompactConsumerAnswer {
         for (int t = 0; t < request.topicIds().size(); t++) {
             topicIndex.put(request.topicIds().get(t), t);
         }
-        Map<String, MemberAssignment> members = new HashMap<>();
+        Map<String, MemberAssignment> members = new HashMap<>((int) Math.ceil(memberIds.size() / 0.75));
+        boolean[][] reads = new boolean[request.subscriptions().size()][];
+        int most = 0;
+        for (int m = 0; m < memberIds.size(); m++) {
+            most = Math.max(most, start[m + 1] - start[m]);
+        }
+        Scratch scratch = new Scratch(most);
         for (int m = 0; m < memberIds.size(); m++) {
             String memberId = memberIds.get(m);
             Map<Uuid, Set<Integer>> partitions = kept[m]
@@ -107,7 +113,7 @@ final class CompactConsumerAnswer {
                 ? unchangedMap(group.memberAssignment(memberId).partitions(), m, counted[m], owners, offsets, topicIndex)
                 : null;
             if (partitions == null) {
-                partitions = runsOf(bySlot, start[m], start[m + 1], offsets, request, group.memberSubscription(memberId).subscribedTopicIds());
+                partitions = runsOf(bySlot, start[m], start[m + 1], offsets, request, reads(reads, request, m), scratch);
             }
             members.put(memberId, new MemberAssignmentImpl(partitions));
         }
@@ -133,6 +139,21 @@ final class CompactConsumerAnswer {
                 throw new IllegalStateException("a member marked unchanged loses or gains partition slot " + slot);
             }
         }
+    }
+
+    /**
+     * Whether member m's subscription, as the request sent it, names each topic: one array per distinct
+     * subscription, made when a member of it is first read.
+     */
+    private static boolean[] reads(boolean[][] reads, CompactConsumerRequest.Request request, int m) {
+        int subscription = request.memberSubscription()[m];
+        if (reads[subscription] == null) {
+            reads[subscription] = new boolean[request.topicIds().size()];
+            for (int t : request.subscriptions().get(subscription)) {
+                reads[subscription][t] = true;
+            }
+        }
+        return reads[subscription];
     }
 
     private static int[] offsets(int[] partitions) {
@@ -194,37 +215,58 @@ final class CompactConsumerAnswer {
         }
     }
 
-    /** The member's slots {@code bySlot[from..to)} (ascending) as one {@link IntRunsSet} per topic. */
+    /**
+     * Room for one member's runs, as long as the most slots a member is given: each member's runs are found in one
+     * pass over its slots, then copied out per topic.
+     */
+    private static final class Scratch {
+        final int[] firsts;
+        final int[] counts;
+        final int[] topics;
+        /** where topic k's runs start in {@code firsts}/{@code counts} (one past the last topic: the end). */
+        final int[] runsFrom;
+
+        Scratch(int slots) {
+            firsts = new int[slots];
+            counts = new int[slots];
+            topics = new int[slots];
+            runsFrom = new int[slots + 1];
+        }
+    }
+
+    /**
+     * The member's slots {@code bySlot[from..to)} (ascending) as one {@link IntRunsSet} per topic, each of a topic
+     * the member subscribes to ({@code subscribed}, by topic index).
+     */
     private static Map<Uuid, Set<Integer>> runsOf(int[] bySlot, int from, int to, int[] offsets,
-                                                  CompactConsumerRequest.Request request, Set<Uuid> subscribed) {
-        Map<Uuid, Set<Integer>> out = new HashMap<>();
-        int i = from;
+                                                  CompactConsumerRequest.Request request, boolean[] subscribed, Scratch at) {
+        int runs = 0;
+        int topics = 0;
         int t = 0;
-        while (i < to) {
-            while (bySlot[i] >= offsets[t + 1]) {
-                t++;
-            }
-            Uuid topicId = request.topicIds().get(t);
-            if (!subscribed.contains(topicId)) {
-                throw new IllegalStateException("a member is given topic " + topicId + ", which it does not subscribe to");
-            }
-            int end = i;
-            int runs = 0;
-            while (end < to && bySlot[end] < offsets[t + 1]) {
-                runs += end == i || bySlot[end] != bySlot[end - 1] + 1 ? 1 : 0;
-                end++;
-            }
-            int[] firsts = new int[runs];
-            int[] counts = new int[runs];
-            int r = -1;
-            for (int k = i; k < end; k++) {
-                if (k == i || bySlot[k] != bySlot[k - 1] + 1) {
-                    firsts[++r] = bySlot[k] - offsets[t];
+        for (int i = from; i < to; i++) {
+            int slot = bySlot[i];
+            if (i == from || slot >= offsets[t + 1]) { // the first slot of a topic
+                while (slot >= offsets[t + 1]) {
+                    t++;
                 }
-                counts[r]++;
+                if (!subscribed[t]) {
+                    throw new IllegalStateException("a member is given topic " + request.topicIds().get(t)
+                        + ", which it does not subscribe to");
+                }
+                at.topics[topics] = t;
+                at.runsFrom[topics++] = runs;
+            } else if (slot == bySlot[i - 1] + 1) {
+                at.counts[runs - 1]++;
+                continue;
             }
-            out.put(topicId, new IntRunsSet(firsts, counts));
-            i = end;
+            at.firsts[runs] = slot - offsets[t];
+            at.counts[runs++] = 1;
+        }
+        at.runsFrom[topics] = runs;
+        Map<Uuid, Set<Integer>> out = new HashMap<>((int) Math.ceil(topics / 0.75));
+        for (int k = 0; k < topics; k++) {
+            Set<Integer> partitions = new IntRunsSet(at.firsts, at.counts, at.runsFrom[k], at.runsFrom[k + 1]);
+            out.put(request.topicIds().get(at.topics[k]), partitions);
         }
         return out;
     }

@@ -30,8 +30,12 @@ final class CompactConsumerRequest {
     static final String MEDIA_TYPE = "application/vnd.stickyd.consumer+msgpack";
     static final byte[] MAGIC = "\u00ffstickyd\u0001".getBytes(StandardCharsets.ISO_8859_1);
 
-    /** The body (its first {@code length} bytes), the members in the order sent and the topics in the order sent (with their counts). */
-    record Request(byte[] body, int length, List<String> memberIds, List<Uuid> topicIds, int[] partitions, Claims claims) {
+    /**
+     * The body (its first {@code length} bytes), the members in the order sent and the topics in the order sent (with
+     * their counts); member m's subscription is {@code subscriptions.get(memberSubscription[m])}, as topic indices.
+     */
+    record Request(byte[] body, int length, List<String> memberIds, List<Uuid> topicIds, int[] partitions, Claims claims,
+                   int[] memberSubscription, List<int[]> subscriptions) {
     }
 
     /**
@@ -147,7 +151,7 @@ final class CompactConsumerRequest {
         out.str("options");
         writeOptions(out, options, timeLimitMs);
         return new Request(out.buffer(), out.length(), memberIds, topicIds, Arrays.copyOf(counts, topicIds.size()),
-            new Claims(owners, exact));
+            new Claims(owners, exact), memberSubscription, subscriptions);
     }
 
     /**

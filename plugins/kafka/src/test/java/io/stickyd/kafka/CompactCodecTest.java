@@ -389,6 +389,26 @@ class CompactCodecTest {
     }
 
     @Test
+    void aSetOfOneRunOrNoneIsTheSameSetAsAnyOther() {
+        int[] firsts = {3, 7, 20};
+        int[] counts = {1, 4, 2};
+        IntRunsSet single = new IntRunsSet(firsts, counts, 0, 1); // one partition
+        IntRunsSet range = new IntRunsSet(firsts, counts, 1, 2); // a range
+        IntRunsSet two = new IntRunsSet(firsts, counts, 1, 3); // the runs from 1 on
+        IntRunsSet none = new IntRunsSet(firsts, counts, 2, 2);
+        assertEquals(Set.of(3), single);
+        assertEquals(Set.of(7, 8, 9, 10), range);
+        assertEquals(Set.of(7, 8, 9, 10, 20, 21), two);
+        assertEquals(Set.of(), none);
+        assertEquals(Set.of(7, 8, 9, 10).hashCode(), range.hashCode());
+        assertTrue(range.contains(10) && !range.contains(11) && !range.contains(6) && !single.contains(4));
+        assertEquals(List.of(1, 1, 2, 0), List.of(single.runs(), range.runs(), two.runs(), none.runs()));
+        assertEquals(List.of(7, 4, 20, 2), List.of(two.first(0), two.count(0), two.first(1), two.count(1)));
+        assertEquals(List.of(7, 4), List.of(range.first(0), range.count(0)));
+        assertArrayEquals(new Object[] {7, 8, 9, 10, 20, 21}, two.toArray());
+    }
+
+    @Test
     void theAssignorSendsTheCompactEncodingAndReadsItsAnswer() throws IOException {
         AtomicReference<String> contentType = new AtomicReference<>();
         HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
