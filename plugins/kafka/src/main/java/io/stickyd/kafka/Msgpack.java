@@ -123,13 +123,9 @@ final class Msgpack {
             put(0xc6);
             putBig(4L * n, 4);
             ensure(4 * n);
-            for (int i = 0; i < n; i++) {
-                int v = values[i];
-                buf[len++] = (byte) v;
-                buf[len++] = (byte) (v >>> 8);
-                buf[len++] = (byte) (v >>> 16);
-                buf[len++] = (byte) (v >>> 24);
-            }
+            // one bulk copy (a plain copy where the machine is little-endian), not four stores per value
+            java.nio.ByteBuffer.wrap(buf, len, 4 * n).order(java.nio.ByteOrder.LITTLE_ENDIAN).asIntBuffer().put(values, 0, n);
+            len += 4 * n;
             return this;
         }
 
