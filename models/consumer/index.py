@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import pairwise
+from operator import attrgetter
 
 import numpy as np
 
@@ -96,7 +96,7 @@ class ConsumerIndex:
 
 def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
     """Resolve claims (KIP-341) and group partitions into units (KIP-315)."""
-    order = sorted(range(len(problem.members)), key=lambda i: problem.members[i].id)
+    order = id_order(problem)
     members = [problem.members[i] for i in order]
     warnings: list[str] = []
     names = sorted(problem.topics)
@@ -105,8 +105,8 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
     subscribed = [names[i] for i in read.tolist()]
     topics = {t: problem.topics[t] for t in subscribed}
 
-    member_ids = tuple(m.id for m in members)
-    if _one_claimant(problem):
+    member_ids = tuple(map(_ID, members))
+    if _one_claimant(problem, order):
         assert problem.owned_columns is not None
         claims = resolve_dense_claims(
             members, member_ids, subscriptions, problem.topics, subscribed, problem.owned_columns, ids
@@ -132,8 +132,8 @@ def index_consumer_problem(problem: ConsumerProblem) -> ConsumerIndex:
     return ConsumerIndex(
         members=member_ids,
         subscriptions=subscriptions,
-        generations=tuple(m.generation for m in members),
-        racks=tuple(m.rack for m in members),
+        generations=tuple(map(_GENERATION, members)),
+        racks=tuple(map(_RACK, members)),
         groups=tuple(groups),
         topics=topics,
         reported=reported,
@@ -171,26 +171,34 @@ def _subscriptions(
     return subscriptions, SubscriptionIds.of(subscriptions, {t: i for i, t in enumerate(names)})
 
 
+_ID, _GENERATION, _RACK = attrgetter("id"), attrgetter("generation"), attrgetter("rack")
+
+
+def id_order(problem: ConsumerProblem) -> list[int]:
+    """The members' positions in the request, in id order."""
+    return sorted(range(len(problem.members)), key=list(map(_ID, problem.members)).__getitem__)
+
+
 def claims_by_id(problem: ConsumerProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The claim columns made while validating, members renumbered in id order."""
     columns = problem.owned_columns
     if columns is None:
         return None
-    order = sorted(range(len(problem.members)), key=lambda i: problem.members[i].id)
+    order = id_order(problem)
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order), dtype=np.int64)
     return rank[columns.member], columns.topic, columns.partition
 
 
-def _one_claimant(problem: ConsumerProblem) -> bool:
+def _one_claimant(problem: ConsumerProblem, order: list[int] | None = None) -> bool:
     """The claims came as the compact body's dense `owners` alone (one claimant per partition at
     most) from members listed in id order: what claim resolution may read in place, without a
-    contest (models/consumer/claims.py)."""
+    contest (models/consumer/claims.py). `order`: `id_order(problem)`, when the caller has it."""
     columns = problem.owned_columns
     if columns is None or columns.dense is None:
         return False
-    ids = [m.id for m in problem.members]
-    return all(a < b for a, b in pairwise(ids))
+    order = id_order(problem) if order is None else order
+    return order == list(range(len(order)))  # the ids are unique: in id order is ascending
 
 
 def _unit_groups(

@@ -71,6 +71,8 @@ class SubscriptionIds:
         """The same subscriptions, member k being member order[k] here; only the lists some
         member reads are kept (the topics read are the topics of the lists)."""
         used, which = np.unique(self.which[np.asarray(order, dtype=np.int64)], return_inverse=True)
+        if len(used) == len(self.sizes):  # every list is read (`used` is then 0, 1, 2, ...)
+            return SubscriptionIds(which.astype(np.int64), self.sizes, self.topics)
         starts, sizes = (np.cumsum(self.sizes) - self.sizes)[used].tolist(), self.sizes[used].tolist()
         pieces = [self.topics[a : a + size] for a, size in zip(starts, sizes, strict=True)]
         topics = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)

@@ -13,20 +13,30 @@ import msgspec
 import numpy as np
 
 from stickyd.models.consumer.compact import MAGIC, name_order
+from stickyd.models.consumer.index import id_order
 from stickyd.models.consumer.problem import ConsumerProblem, ConsumerSolution, ConsumerStats, TopicPartitions
 
 Columns = tuple[np.ndarray, np.ndarray, np.ndarray]
 """(member, topic, partition); within one (member, topic) the partitions ascend."""
 
 
-def to_request(problem: ConsumerProblem, member_ids: Sequence[str], names: Sequence[str], columns: Columns) -> Columns:
-    """Columns over `member_ids` and `names` as columns over the request's member and topic order."""
-    member_at = {m.id: i for i, m in enumerate(problem.members)}
+def request_positions(problem: ConsumerProblem, member_ids: Sequence[str]) -> np.ndarray:
+    """Each of `member_ids`' position among the request's members, then -1 (for "nobody")."""
+    ids = [m.id for m in problem.members]
+    order = id_order(problem)
+    if list(map(ids.__getitem__, order)) != list(member_ids):  # not every member, in id order
+        at = {m: i for i, m in enumerate(ids)}
+        order = [at[m] for m in member_ids]
+    return np.array([*order, -1], dtype=np.int64)
+
+
+def to_request(problem: ConsumerProblem, positions: np.ndarray, names: Sequence[str], columns: Columns) -> Columns:
+    """Columns over members and `names` as columns over the request's member and topic order;
+    `positions`: the members' positions in the request (`request_positions`)."""
     topic_at = {t: i for i, t in enumerate(problem.topics)}
-    members = np.array([member_at[m] for m in member_ids] + [-1], dtype=np.int64)
     topics = np.array([topic_at[t] for t in names] + [-1], dtype=np.int64)
     member, topic, partition = columns
-    return members[member], topics[topic], partition
+    return positions[member], topics[topic], partition
 
 
 def runs(columns: Columns) -> bytes:

@@ -129,7 +129,10 @@ class ConsumerFlowModel:
         self.index = index
         self.classes = unit_classes
         n = index.member_count
-        self.unit_weight = np.array([unit_weight.get(m, 1) for m in range(n)], dtype=np.int64)
+        # partitions per unit: one for members the weights leave out
+        self.unit_weight = np.ones(n, dtype=np.int64)
+        if unit_weight:
+            self.unit_weight[np.fromiter(unit_weight, dtype=np.int64)] = list(unit_weight.values())
         self.pool_units = np.bincount(
             unit_classes.class_pool, weights=unit_classes.size, minlength=len(unit_classes.pools)
         ).astype(np.int64)

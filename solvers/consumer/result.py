@@ -8,7 +8,13 @@ import numpy as np
 
 from stickyd.models.consumer.index import ConsumerIndex
 from stickyd.models.consumer.problem import ConsumerProblem, ConsumerSolution, ConsumerStats, TopicPartitions
-from stickyd.solvers.consumer.answer_compact import dense_owners, encode_answer, request_offsets, to_request
+from stickyd.solvers.consumer.answer_compact import (
+    dense_owners,
+    encode_answer,
+    request_offsets,
+    request_positions,
+    to_request,
+)
 from stickyd.solvers.consumer.answer_json import Columns, json_name, nested_json, topic_lists_json
 from stickyd.solvers.consumer.lazy_solution import LazyConsumerSolution
 from stickyd.solvers.consumer.quick_fill import small_int
@@ -192,8 +198,8 @@ def answer_compact(
     problem: ConsumerProblem, index: ConsumerIndex, placement: Placement, cooperative: bool, stats: ConsumerStats
 ) -> bytes:
     """The whole answer in the compact encoding (solvers/consumer/answer_compact.py), from the columns."""
-    member_at = {m.id: i for i, m in enumerate(problem.members)}
-    to_member = np.array([member_at[m] for m in index.members] + [-1], dtype=np.int32)
+    positions = request_positions(problem, index.members)
+    to_member = positions.astype(np.int32)
     topic_at = {t: i for i, t in enumerate(problem.topics)}
     offsets = request_offsets(problem)
     # placement's flat order (subscribed topics by name) -> the request's topic order
@@ -207,7 +213,7 @@ def answer_compact(
     free_topic = np.searchsorted(placement.offsets, free, side="right") - 1
     nobody = np.full(len(free), len(index.members), dtype=np.int64)
     unassigned = to_request(
-        problem, index.members, placement.names, (nobody, free_topic, free - placement.offsets[free_topic])
+        problem, positions, placement.names, (nobody, free_topic, free - placement.offsets[free_topic])
     )
     if not cooperative:
         nothing = np.zeros(0, dtype=np.int64)
@@ -215,8 +221,8 @@ def answer_compact(
     revoke, now = _cooperative(index, placement, columns_of(placement))
     return encode_answer(
         problem,
-        dense_owners(problem, to_request(problem, index.members, placement.names, now)),
-        to_request(problem, index.members, index.reported.topic_names, revoke),
+        dense_owners(problem, to_request(problem, positions, placement.names, now)),
+        to_request(problem, positions, index.reported.topic_names, revoke),
         target,
         unassigned,
         stats,

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from fractions import Fraction
+from operator import attrgetter
 
 import numpy as np
 
@@ -58,6 +59,8 @@ Fallback = Callable[[ConsumerIndex, str, str, FallbackCause], tuple[list[np.ndar
 CountSolve = Callable[[ConsumerProblem], ConsumerSolution]
 """solves a problem with balance `count` as the dispatcher always has."""
 
+_CAPACITY = attrgetter("capacity")
+
 
 def uses_balance(problem: ConsumerProblem) -> bool:
     """Whether the request needs this module: a balance other than count, or load fields sent."""
@@ -65,7 +68,7 @@ def uses_balance(problem: ConsumerProblem) -> bool:
         problem.options.balance != "count"
         or problem.options.strategy == "lag-greedy"
         or problem.partition_weights is not None
-        or any(m.capacity is not None for m in problem.members)
+        or any(map(_CAPACITY, problem.members))  # a capacity is at least 1 when given
     )
 
 
