@@ -238,10 +238,13 @@ public final class StickydHttpClient {
         throw worst;
     }
 
+    /** A connection to {@code uri} (kept alive by the JDK between calls) that neither goes through a proxy nor follows redirects. */
     private static HttpURLConnection open(URI uri, int timeoutMs) throws IOException {
         HttpURLConnection connection = (HttpURLConnection) uri.toURL().openConnection(Proxy.NO_PROXY);
         connection.setConnectTimeout(timeoutMs);
         connection.setReadTimeout(timeoutMs);
+        connection.setInstanceFollowRedirects(false); // a redirect is an answer that is not stickyd's
+        connection.setUseCaches(false);
         return connection;
     }
 
