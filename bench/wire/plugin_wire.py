@@ -134,7 +134,7 @@ def one_row(label: tuple[str, str, str, str], problem: dict[str, Any], tmp: Path
     alone_json, answer_json, _ = service_alone(args.url, args.service_pid, json_body, "application/json", args.rounds)
     ratio = "-"
     if plugin.seconds and uniform.seconds:
-        ratio = f"{plugin.seconds / uniform.seconds:.1f}x"
+        ratio = f"{plugin.seconds / uniform.seconds:.2f}x"
     cpu, cpu_ratio = _cpu(uniform, plugin, service_cpu)
     labelled = (("", plugin), ("new maps: ", plugin_new_maps), ("JSON: ", plugin_json), ("Uniform: ", uniform))
     notes = "; ".join(f"{label}{outcome.note}" for label, outcome in labelled if outcome.note)

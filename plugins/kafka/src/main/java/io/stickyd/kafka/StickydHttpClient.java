@@ -36,7 +36,7 @@ import java.util.stream.Collectors;
  * It runs on a thread of this class's own, which the caller waits for until the attempt's share has passed
  * (then the connection is closed and the attempt abandoned): a service that stops answering, or whose answer
  * trickles in, costs no more than the deadline. One hand-off a call, where {@code java.net.http.HttpClient}
- * makes several: through it the plug-in's call took 0.6 ms more for the smallest group and 1.5-2 ms more at
+ * makes several: through it the plug-in's call took 0.6 ms more for the smallest group and 1-2 ms more at
  * 10,000 partitions (docs/kafka-plugins.md).
  *
  * <p>Settings: {@code stickyd.url} and {@code stickyd.timeout.ms} from the given configuration (a
