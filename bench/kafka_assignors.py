@@ -76,13 +76,15 @@ def run_kafka(
     env: dict[str, str] | None = None,
     as_broker: bool = False,
     cpu_min_ms: int = 0,
+    owners_dir: Path | None = None,
 ) -> dict[str, Outcome]:
     """`ConsumerAssignorBench` on the file for the assignors, in one JVM, stopped after cap_s (then
     every one of them is reported capped). `env`: added to the JVM's environment (stickyd's address).
     `as_broker`: the JVM as a broker runs it (kafka-run-class's G1 settings) and, at every size, two
     untimed calls before the faster of three timed ones, as in a broker that has assigned before.
     `cpu_min_ms`: more timed calls until they have taken that long, over which the JVM's CPU time per
-    call (`cpu_ms`) is averaged."""
+    call (`cpu_ms`) is averaged. `owners_dir`: each assignor's answer is also written there, as
+    `<assignor>.owners` (a big-endian int32 member index per partition, in the problem's order)."""
     heap = "-Xmx6g" if large else "-Xmx1g"
     rounds, warm_ups = ("1", "1") if large else ("2", "3")
     gc = ["-XX:+UseSerialGC"]
@@ -93,7 +95,7 @@ def run_kafka(
     command = ["java", heap, *gc, *cpu, "-cp", APP_CLASSPATH, BENCH_CLASS, str(problem_file)]
     try:
         done = subprocess.run(
-            [*command, ",".join(assignors), rounds, warm_ups],
+            [*command, ",".join(assignors), rounds, warm_ups, *([str(owners_dir)] if owners_dir else [])],
             capture_output=True,
             timeout=cap_s,
             check=True,

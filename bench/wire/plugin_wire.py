@@ -22,7 +22,10 @@ group solved by stickyd, then the event; what a broker that assigns with the plu
   plug-in (compact) over UniformAssignor. Every call gets the group's Assignment objects as the
   coordinator keeps them for members whose assignment did not change (the same objects each time),
   so the plug-in reads each member's partitions once; "new maps": new Assignment objects in every
-  timed call, as if every member's assignment had just changed (each read in full).
+  timed call, as if every member's assignment had just changed (each read in full). "In broker":
+  the plug-in configured with `stickyd.equal.subscriptions=broker`, on the rows of equal
+  subscriptions: it solves the group in the JVM (the service's own closed form, the same answer)
+  and asks nothing; its ratio is over UniformAssignor too.
 - CPU: the CPU time the JVM spent (all its threads: the collector's and the HTTP client's too)
   per timed call, Uniform's and the plug-in's; the plug-in's also counts the service's (web, fork
   server and solver processes, /proc) per compact request, over the service-alone POSTs. Both are
@@ -40,6 +43,7 @@ import os
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +63,8 @@ FLOOR = (20, 4)
 """the smallest group: 10 topics of 2 partitions and 4 members (equal subscriptions, one leaves)."""
 LAYOUTS = ("range", "roundrobin", "sticky", "stickyd")
 ASSIGNORS = ("uniform", "stickyd-plugin", "stickyd-plugin-new-maps", "stickyd-plugin-json")
+IN_BROKER = "stickyd-plugin-broker-equal"
+"""the plug-in solving a group of equal subscriptions in the JVM: run on the rows of equal subscriptions."""
 TITLE = "The plug-in's wire: compact encoding against JSON and UniformAssignor (`python -m bench.wire.plugin_wire`)"
 STEADY_TITLE = "The plug-in's wire after stickyd's own answer (`python -m bench.wire.plugin_wire --layouts stickyd`)"
 """the `stickyd` layout's rows: a section of their own, so that either part can be run alone."""
@@ -66,10 +72,11 @@ CPU_MIN_S = 1.0
 """timed calls and POSTs last at least this long between them: CPU time counts in ticks of 10 ms."""
 MOST_POSTS = 1000
 HEADER = (
-    "| size (P x M) | subscriptions | layout | event | Uniform s | plug-in s | ratio "
+    "| size (P x M) | subscriptions | layout | event | Uniform s | plug-in s | ratio | in broker s | in broker ratio "
     "| CPU s: Uniform / plug-in (JVM + service) | CPU ratio | plug-in, new maps s "
     "| plug-in JSON s | service compact / JSON s | request compact / JSON | answer compact / JSON | moves U / s "
-    "| min/max U / s | notes |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"
+    "| min/max U / s | notes |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
+    "|---|---|"
 )
 
 
@@ -94,7 +101,27 @@ def _mb(size: int) -> str:
 
 
 def _seconds(outcome: Outcome) -> str:
-    return "-" if outcome.seconds is None else f"{outcome.seconds:.3f}"
+    """Three decimals, six under 10 ms (UniformAssignor and the broker answer small groups in µs)."""
+    if outcome.seconds is None:
+        return "-"
+    return f"{outcome.seconds:.3f}" if outcome.seconds >= 0.01 else f"{outcome.seconds:.6f}"
+
+
+def _checked_in_broker(broker: Outcome, plugin: Outcome) -> Outcome:
+    """`broker` with a note when it asked the service after all, or when its moves or loads are not
+    the service's answer's."""
+    if broker.figures is None or plugin.figures is None:
+        return broker
+    said = [broker.note] if broker.note else []
+    if not broker.figures.get("broker_solves"):
+        said.append("asked the service (miss)")
+    if any(broker.figures[k] != plugin.figures[k] for k in ("moves", "min_load", "max_load")):
+        said.append("moves or loads differ from the service's answer (miss)")
+    return replace(broker, note="; ".join(said))
+
+
+def _ratio(stickyd: Outcome, uniform: Outcome) -> str:
+    return f"{stickyd.seconds / uniform.seconds:.2f}x" if stickyd.seconds and uniform.seconds else "-"
 
 
 def _cpu(uniform: Outcome, plugin: Outcome, service_s: float) -> tuple[str, str]:
@@ -118,9 +145,10 @@ def one_row(label: tuple[str, str, str, str], problem: dict[str, Any], tmp: Path
     compact_body = encode_request(problem)
     problem_file = write_problem_json(problem, tmp / "problem.json")
     env = {"STICKYD_URL": args.url, "STICKYD_TIMEOUT_MS": str(args.timeout_ms)}
+    in_broker = [IN_BROKER] if shape == "equal" else []
     out = run_kafka(
         problem_file,
-        list(ASSIGNORS),
+        [*ASSIGNORS, *in_broker],
         large=partitions >= LARGE,
         cap_s=args.cap_s,
         env=env,
@@ -132,14 +160,20 @@ def one_row(label: tuple[str, str, str, str], problem: dict[str, Any], tmp: Path
         args.url, args.service_pid, compact_body, MEDIA_TYPE, args.rounds
     )
     alone_json, answer_json, _ = service_alone(args.url, args.service_pid, json_body, "application/json", args.rounds)
-    ratio = "-"
-    if plugin.seconds and uniform.seconds:
-        ratio = f"{plugin.seconds / uniform.seconds:.2f}x"
+    broker = _checked_in_broker(out.get(IN_BROKER, Outcome(None, None, "")), plugin)
     cpu, cpu_ratio = _cpu(uniform, plugin, service_cpu)
-    labelled = (("", plugin), ("new maps: ", plugin_new_maps), ("JSON: ", plugin_json), ("Uniform: ", uniform))
+    labelled = (
+        ("", plugin),
+        ("new maps: ", plugin_new_maps),
+        ("JSON: ", plugin_json),
+        ("in broker: ", broker),
+        ("Uniform: ", uniform),
+    )
     notes = "; ".join(f"{label}{outcome.note}" for label, outcome in labelled if outcome.note)
     return (
-        f"| {size} | {shape} | {layout} | {event} | {_seconds(uniform)} | {_seconds(plugin)} | {ratio} "
+        f"| {size} | {shape} | {layout} | {event} "
+        f"| {_seconds(uniform)} | {_seconds(plugin)} | {_ratio(plugin, uniform)} "
+        f"| {_seconds(broker)} | {_ratio(broker, uniform)} "
         f"| {cpu} | {cpu_ratio} | {_seconds(plugin_new_maps)} | {_seconds(plugin_json)} "
         f"| {alone_compact:.3f} / {alone_json:.3f} "
         f"| {_mb(len(compact_body))} / {_mb(len(json_body))} | {_mb(answer_compact)} / {_mb(answer_json)} "

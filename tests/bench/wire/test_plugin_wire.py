@@ -1,6 +1,6 @@
 """`bench.wire.plugin_wire` on a small group against a real `stickyd serve`: one row per instance
-with UniformAssignor, the plug-in in each encoding (and with every member's map new) and the
-service alone, and no fallback."""
+with UniformAssignor, the plug-in in each encoding (and with every member's map new, and solving a
+group of equal subscriptions in the broker) and the service alone, and no fallback."""
 
 from __future__ import annotations
 
@@ -24,18 +24,20 @@ def test_a_row_compares_the_plugin_in_both_encodings_with_uniform(service: Servi
     row = one_row(("2,000 x 50", "equal", "range", "join"), problem, tmp_path, args)
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[:4] == ["2,000 x 50", "equal", "range", "join"]
-    uniform_s, plugin_s, new_maps_s, plugin_json_s = (float(cells[i]) for i in (4, 5, 9, 10))
-    assert uniform_s >= 0 and plugin_s > 0 and new_maps_s > 0 and plugin_json_s > 0
+    uniform_s, plugin_s, in_broker_s, new_maps_s, plugin_json_s = (float(cells[i]) for i in (4, 5, 7, 11, 12))
+    assert uniform_s >= 0 and plugin_s > 0 and in_broker_s > 0 and new_maps_s > 0 and plugin_json_s > 0
     assert cells[6].endswith("x") or cells[6] == "-"  # "-" when Uniform rounds to 0
+    assert cells[8].endswith("x") or cells[8] == "-"
     # CPU: Uniform's, then the plug-in's as its JVM's plus the service's, which add up
-    uniform_cpu, plugin_cpu, jvm_cpu, service_cpu = (float(v) for v in re.findall(r"[\d.]+", cells[7]))
+    uniform_cpu, plugin_cpu, jvm_cpu, service_cpu = (float(v) for v in re.findall(r"[\d.]+", cells[9]))
     assert uniform_cpu >= 0 and jvm_cpu > 0 and service_cpu >= 0
     assert plugin_cpu == pytest.approx(jvm_cpu + service_cpu, abs=0.0015)
-    assert cells[8].endswith("x") or cells[8] == "-"
-    moves_uniform, moves_plugin = (int(v.replace(",", "")) for v in cells[14].split(" / "))
+    assert cells[10].endswith("x") or cells[10] == "-"
+    moves_uniform, moves_plugin = (int(v.replace(",", "")) for v in cells[16].split(" / "))
     assert moves_plugin <= moves_uniform
-    assert cells[15] == "40/40 / 40/40"  # 2,000 partitions over 50 members
-    assert cells[16] == ""  # no fallback, nothing capped
+    assert cells[17] == "40/40 / 40/40"  # 2,000 partitions over 50 members
+    # no fallback, nothing capped, and the broker's answer moved and loaded as the service's
+    assert cells[18] == ""
 
 
 def test_each_section_starts_with_the_floor_and_chosen_sizes_leave_it_out() -> None:

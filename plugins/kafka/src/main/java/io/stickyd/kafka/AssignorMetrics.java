@@ -29,7 +29,9 @@ import org.apache.kafka.common.utils.Time;
  * (ms, over the last 30 s), {@code failover-total}, {@code failover-rate} (a replica failed and the
  * next one was asked), {@code fallback-total}, {@code fallback-rate} and {@code outage} (1 while the
  * assignments are made by Kafka's own assignor, else 0); and one MBean per fallback cause,
- * {@code ...,cause=unreachable} with {@code fallback-total} and {@code fallback-rate}.
+ * {@code ...,cause=unreachable} with {@code fallback-total} and {@code fallback-rate}. A consumer group
+ * solved in the broker ({@code stickyd.equal.subscriptions=broker}, {@link EqualSubscriptions}) asks
+ * nothing: it counts in {@code broker-solve-total} and {@code broker-solve-rate}, not in the requests.
  *
  * <p>Kept per JVM (the broker makes several assignor instances, Kafka Streams one per rebalance):
  * {@link #of} returns the same object for the same assignor and group type. It also keeps the outage
@@ -65,9 +67,11 @@ public final class AssignorMetrics {
     private final Sensor requests;
     private final Sensor failovers;
     private final Sensor fallbacks;
+    private final Sensor brokerSolves;
     private final Map<Cause, Sensor> fallbacksByCause = new LinkedHashMap<>();
     private final AtomicBoolean down = new AtomicBoolean();
     private final AtomicLong fallbackCount = new AtomicLong();
+    private final AtomicLong brokerSolveCount = new AtomicLong();
     private final AtomicLong fallbacksThisOutage = new AtomicLong();
 
     private AssignorMetrics(String assignor, String groupType) {
@@ -86,6 +90,9 @@ public final class AssignorMetrics {
         fallbacks = METRICS.sensor(prefix + "fallbacks");
         fallbacks.add(new Meter(new WindowedCount(), name("fallback-rate", "Assignments made by Kafka's own assignor per second", tags),
             name("fallback-total", "Assignments made by Kafka's own assignor", tags)));
+        brokerSolves = METRICS.sensor(prefix + "broker-solves");
+        brokerSolves.add(new Meter(new WindowedCount(), name("broker-solve-rate", "Assignments solved in the broker per second", tags),
+            name("broker-solve-total", "Assignments solved in the broker (equal subscriptions), stickyd not asked", tags)));
         for (Cause cause : Cause.values()) {
             Map<String, String> causeTags = new LinkedHashMap<>(tags);
             causeTags.put("cause", cause.tag());
@@ -124,6 +131,17 @@ public final class AssignorMetrics {
             return true;
         }
         return false;
+    }
+
+    /** Records an assignment solved in the broker, stickyd not asked. */
+    public void solvedInBroker() {
+        brokerSolves.record();
+        brokerSolveCount.incrementAndGet();
+    }
+
+    /** Assignments solved in the broker since the JVM started. */
+    public long brokerSolves() {
+        return brokerSolveCount.get();
     }
 
     /** Records that a replica failed and the next one is asked. */

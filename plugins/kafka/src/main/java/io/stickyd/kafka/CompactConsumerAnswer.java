@@ -63,6 +63,14 @@ final class CompactConsumerAnswer {
                 in.skip(); // revoke, target (cooperative only), unassigned (seen as -1 below)
             }
         }
+        return assignment(owners, unchanged, request, group);
+    }
+
+    /**
+     * The assignment that gives slot s to member {@code owners.get(s)} (request order), the members
+     * {@code unchanged} keeping the maps they hold, once checked as {@link #read} checks an answer.
+     */
+    static GroupAssignment assignment(IntBuffer owners, int[] unchanged, CompactConsumerRequest.Request request, GroupSpec group) {
         List<String> memberIds = request.memberIds();
         int[] offsets = offsets(request.partitions());
         if (owners == null || unchanged == null || owners.limit() != offsets[offsets.length - 1]) {

@@ -36,14 +36,19 @@ final class CompactConsumerRequest {
      */
     record Request(byte[] body, int length, List<String> memberIds, List<Uuid> topicIds, int[] partitions, Claims claims,
                    int[] memberSubscription, List<int[]> subscriptions) {
+        /** Every partition the request lists has one claimant at most (no further claimant's run). */
+        boolean oneClaimantEach() {
+            return claims.runs()[claims.runs().length - 1] == 0;
+        }
     }
 
     /**
      * What the request said each member holds: {@code owners} (per partition slot, its first claimant or
      * -1) and, per member, whether {@code owners} holds all of its current assignment (no claim left out
-     * or sent as a run), so that "unchanged" can be checked on the arrays.
+     * or sent as a run), so that "unchanged" can be checked on the arrays; {@code runs}: the further
+     * claimants' runs (member, topic, first, count), the last slot holding the length used.
      */
-    record Claims(int[] owners, boolean[] exact) {
+    record Claims(int[] owners, boolean[] exact, int[] runs) {
     }
 
     /** A subscription as topic indices, compared by value. */
@@ -64,6 +69,15 @@ final class CompactConsumerRequest {
 
     /** The request for {@code group}; {@code seen} keeps each member's assignment read for the next call. */
     static Request build(GroupSpec group, SubscribedTopicDescriber topics, int timeLimitMs, ObjectNode options, HeldPartitions seen) {
+        Request read = read(group, topics, seen);
+        return read == null ? null : written(read, timeLimitMs, options);
+    }
+
+    /**
+     * The group as the request would list it, its body not written yet (null and 0); null when a member
+     * has a rack.
+     */
+    static Request read(GroupSpec group, SubscribedTopicDescriber topics, HeldPartitions seen) {
         List<String> memberIds = new ArrayList<>(group.memberIds());
         memberIds.sort(null);
         Map<Uuid, Integer> topicIndex = new HashMap<>();
@@ -117,27 +131,6 @@ final class CompactConsumerRequest {
             }
             memberSubscription[m] = known;
         }
-        long slots = 0;
-        for (int t = 0; t < topicIds.size(); t++) {
-            slots += counts[t];
-        }
-        int capacity = (int) Math.min(Integer.MAX_VALUE - 16, 4 * slots + 64L * memberIds.size() + 48L * topicIds.size() + 1024);
-        Msgpack.Writer out = new Msgpack.Writer(capacity).bytes(MAGIC).map(6);
-        out.str("topics").array(topicIds.size());
-        for (int t = 0; t < topicIds.size(); t++) {
-            out.array(2).str(topicIds.get(t).toString()).integer(counts[t]);
-        }
-        out.str("subscriptions").array(subscriptions.size());
-        for (int[] indices : subscriptions) {
-            out.array(indices.length);
-            for (int t : indices) {
-                out.integer(t);
-            }
-        }
-        out.str("members").array(memberIds.size());
-        for (int m = 0; m < memberIds.size(); m++) {
-            out.array(2).str(memberIds.get(m)).integer(memberSubscription[m]);
-        }
         int[] offsets = new int[topicIds.size() + 1];
         for (int t = 0; t < topicIds.size(); t++) {
             offsets[t + 1] = offsets[t] + counts[t];
@@ -146,12 +139,41 @@ final class CompactConsumerRequest {
         Arrays.fill(owners, -1);
         boolean[] exact = new boolean[memberIds.size()];
         int[] runs = claims(group, seen, memberIds, topicIds, topicIndex, counts, offsets, owners, exact);
+        return new Request(null, 0, memberIds, topicIds, Arrays.copyOf(counts, topicIds.size()),
+            new Claims(owners, exact, runs), memberSubscription, subscriptions);
+    }
+
+    /** {@code read} with its body written: the time limit and {@code options} added. */
+    static Request written(Request read, int timeLimitMs, ObjectNode options) {
+        List<String> memberIds = read.memberIds();
+        List<Uuid> topicIds = read.topicIds();
+        int[] counts = read.partitions();
+        long slots = read.claims().owners().length;
+        int capacity = (int) Math.min(Integer.MAX_VALUE - 16, 4 * slots + 64L * memberIds.size() + 48L * topicIds.size() + 1024);
+        Msgpack.Writer out = new Msgpack.Writer(capacity).bytes(MAGIC).map(6);
+        out.str("topics").array(topicIds.size());
+        for (int t = 0; t < topicIds.size(); t++) {
+            out.array(2).str(topicIds.get(t).toString()).integer(counts[t]);
+        }
+        out.str("subscriptions").array(read.subscriptions().size());
+        for (int[] indices : read.subscriptions()) {
+            out.array(indices.length);
+            for (int t : indices) {
+                out.integer(t);
+            }
+        }
+        out.str("members").array(memberIds.size());
+        for (int m = 0; m < memberIds.size(); m++) {
+            out.array(2).str(memberIds.get(m)).integer(read.memberSubscription()[m]);
+        }
+        int[] runs = read.claims().runs();
+        int[] owners = read.claims().owners();
         out.str("owned").int32s(runs, runs[runs.length - 1]);
         out.str("owners").int32s(owners, owners.length);
         out.str("options");
         writeOptions(out, options, timeLimitMs);
-        return new Request(out.buffer(), out.length(), memberIds, topicIds, Arrays.copyOf(counts, topicIds.size()),
-            new Claims(owners, exact), memberSubscription, subscriptions);
+        return new Request(out.buffer(), out.length(), memberIds, topicIds, counts, read.claims(),
+            read.memberSubscription(), read.subscriptions());
     }
 
     /**

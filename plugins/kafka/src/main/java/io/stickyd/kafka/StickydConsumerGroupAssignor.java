@@ -2,6 +2,7 @@ package io.stickyd.kafka;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.IntBuffer;
 import java.util.Map;
 import org.apache.kafka.common.Configurable;
 import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
@@ -36,6 +37,11 @@ import org.slf4j.LoggerFactory;
  * subscribed topic the topic describer does not know throws {@link PartitionAssignorException} (no
  * request, no fallback); a group in which no member subscribes to a topic gets an assignment with no
  * member in it, asking nothing. {@link StickydLoadConsumerGroupAssignor} is the same assignor balancing by load.
+ *
+ * <p>With {@code stickyd.equal.subscriptions=broker}, a group whose members all subscribe to the same
+ * topics (and have no rack) is solved in the broker by {@link EqualSubscriptions}, the closed form of the
+ * service's own answer for it, and the service is not asked; by default ({@code service}) every group is
+ * asked of the service. {@code stickyd-load} always asks.
  */
 public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssignor, Configurable {
     public static final String NAME = "stickyd";
@@ -45,6 +51,8 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
     public static final String LOAD_WEIGHTS_CONFIG = "stickyd.load.weights";
     /** Whether requests go in the compact encoding ({@code compact}, the default) or as {@code json}. */
     public static final String ENCODING_CONFIG = "stickyd.encoding";
+    /** Where a group of equal subscriptions is solved: {@code service} (the default) or {@code broker}. */
+    public static final String EQUAL_SUBSCRIPTIONS_CONFIG = "stickyd.equal.subscriptions";
     static final String PATH = "v1/assign/consumer";
 
     private static final Logger LOG = LoggerFactory.getLogger(StickydConsumerGroupAssignor.class);
@@ -62,6 +70,7 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
     private volatile ObjectNode options;
     private volatile boolean liveWeights;
     private volatile boolean compactWire = true;
+    private volatile boolean equalInBroker;
 
     public StickydConsumerGroupAssignor() {
         this(NAME, false);
@@ -93,6 +102,7 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
             }
             compactWire = chosen.equals("compact");
         }
+        equalInBroker = !byLoad && equalInBroker(configs);
         String described = client.describe() + " with a " + client.timeoutMs() + " ms deadline";
         if (!(name + described).equals(lastConfigured)) {
             lastConfigured = name + described;
@@ -124,6 +134,18 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
         return added;
     }
 
+    /** {@code stickyd.equal.subscriptions}: unset or {@code service}, or {@code broker}. */
+    private static boolean equalInBroker(Map<String, ?> configs) {
+        Object where = configs.get(EQUAL_SUBSCRIPTIONS_CONFIG);
+        if (where == null || where.toString().isBlank() || where.toString().trim().equals("service")) {
+            return false;
+        }
+        if (!where.toString().trim().equals("broker")) {
+            throw new IllegalArgumentException(EQUAL_SUBSCRIPTIONS_CONFIG + " must be service or broker, got " + where);
+        }
+        return true;
+    }
+
     /** {@code stickyd.load.weights}: unset (every partition weighs the same) or {@code live}. */
     private static boolean liveWeights(Map<String, ?> configs) {
         Object weights = configs.get(LOAD_WEIGHTS_CONFIG);
@@ -137,13 +159,14 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
     }
 
     /**
-     * The answer of stickyd: in the compact encoding unless configured otherwise, a member has a
-     * rack or the weights are the service's live measurement.
+     * The answer of stickyd: in the compact encoding ({@code read}, the group as it lists it) unless
+     * configured otherwise, a member has a rack or the weights are the service's live measurement (null).
      */
-    private GroupAssignment ask(StickydHttpClient stickyd, GroupSpec group, SubscribedTopicDescriber topics) throws Exception {
+    private GroupAssignment ask(StickydHttpClient stickyd, GroupSpec group, SubscribedTopicDescriber topics,
+                                CompactConsumerRequest.Request read) throws Exception {
         long started = System.nanoTime();
         int limitMs = Math.max(1, stickyd.firstShareMs() / 2);
-        CompactConsumerRequest.Request compact = compactWire && !liveWeights ? CompactConsumerRequest.build(group, topics, limitMs, options, held) : null;
+        CompactConsumerRequest.Request compact = read == null ? null : CompactConsumerRequest.written(read, limitMs, options);
         if (compact != null) {
             long built = System.nanoTime();
             byte[] answer = stickyd.post(PATH, CompactConsumerRequest.MEDIA_TYPE, compact.body(), compact.length(), metrics::failedOver);
@@ -188,7 +211,14 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
         StickydHttpClient stickyd = client;
         long started = System.nanoTime();
         try {
-            GroupAssignment assignment = ask(stickyd, group, topics);
+            boolean compact = compactWire && !liveWeights;
+            CompactConsumerRequest.Request read = compact || equalInBroker ? CompactConsumerRequest.read(group, topics, held) : null;
+            EqualSubscriptions.Answer solved = equalInBroker && read != null ? EqualSubscriptions.solve(read) : null;
+            if (solved != null) {
+                metrics.solvedInBroker();
+                return CompactConsumerAnswer.assignment(IntBuffer.wrap(solved.owners()), solved.unchanged(), read, group);
+            }
+            GroupAssignment assignment = ask(stickyd, group, topics, compact ? read : null);
             if (metrics.answered(started)) {
                 LOG.info("stickyd at {} answers again; {} assignments were made by the uniform fallback so far",
                     stickyd.describe(), metrics.fallbacks());

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.management.OperatingSystemMXBean;
+import io.stickyd.kafka.AssignorMetrics;
 import io.stickyd.kafka.StickydConsumerGroupAssignor;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
@@ -64,7 +65,10 @@ import org.apache.kafka.coordinator.group.modern.MemberSubscriptionAndAssignment
  *       as a coordinator keeps an unchanged member's Assignment from one rebalance to the next, so the
  *       plug-in reads each member's partitions once ({@code HeldPartitions});
  *   <li>{@code stickyd-plugin-new-maps}: the same, but every timed call gets new Assignment objects (as
- *       if every member's assignment had just changed: each member's partitions are read in full).
+ *       if every member's assignment had just changed: each member's partitions are read in full);
+ *   <li>{@code stickyd-plugin-broker-equal}: the plug-in configured with
+ *       {@code stickyd.equal.subscriptions=broker}: a group of equal subscriptions is solved in the JVM
+ *       ({@code broker_solves}: how many timed calls were), any other asks the service as above.
  * </ul>
  *
  * Moves: partitions claimed by a current member (its {@code owned}) that end with another member, as
@@ -78,6 +82,7 @@ import org.apache.kafka.coordinator.group.modern.MemberSubscriptionAndAssignment
  */
 public final class ConsumerAssignorBench {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String ENCODING = StickydConsumerGroupAssignor.ENCODING_CONFIG;
     private static final String GROUP = "bench";
     private static final int MAX_FOLLOW_UPS = 5;
 
@@ -156,9 +161,11 @@ public final class ConsumerAssignorBench {
                 case "cooperative-sticky" -> bench.cooperative(node, warmUps, rounds);
                 case "uniform" -> bench.timed(node, warmUps, rounds, () -> bench.serverSide(new UniformAssignor()));
                 case "range" -> bench.timed(node, warmUps, rounds, () -> bench.serverSide(new RangeAssignor()));
-                case "stickyd-plugin" -> bench.stickyd(node, warmUps, rounds, "compact", false);
-                case "stickyd-plugin-new-maps" -> bench.stickyd(node, warmUps, rounds, "compact", true);
-                case "stickyd-plugin-json" -> bench.stickyd(node, warmUps, rounds, "json", false);
+                case "stickyd-plugin" -> bench.stickyd(node, warmUps, rounds, Map.of(ENCODING, "compact"), false);
+                case "stickyd-plugin-new-maps" -> bench.stickyd(node, warmUps, rounds, Map.of(ENCODING, "compact"), true);
+                case "stickyd-plugin-json" -> bench.stickyd(node, warmUps, rounds, Map.of(ENCODING, "json"), false);
+                case "stickyd-plugin-broker-equal" -> bench.stickyd(node, warmUps, rounds,
+                    Map.of(ENCODING, "compact", StickydConsumerGroupAssignor.EQUAL_SUBSCRIPTIONS_CONFIG, "broker"), false);
                 default -> throw new IllegalArgumentException("unknown assignor " + name);
             };
             bench.figures(answer, node);
@@ -206,13 +213,14 @@ public final class ConsumerAssignorBench {
     }
 
     /** stickyd's KIP-848 assignor, configured from the environment as a broker without properties is,
-     *  sending its requests in {@code encoding} (compact or json); {@code newMaps}: every member's
+     *  and from {@code configs} ({@code stickyd.encoding}: its requests compact or json); {@code newMaps}: every member's
      *  Assignment a new object in each timed call (as if every member's assignment had just changed). */
-    private Answer stickyd(ObjectNode node, int warmUps, int rounds, String encoding, boolean newMaps) {
+    private Answer stickyd(ObjectNode node, int warmUps, int rounds, Map<String, String> configs, boolean newMaps) {
         StickydConsumerGroupAssignor assignor = new StickydConsumerGroupAssignor();
-        assignor.configure(Map.of(StickydConsumerGroupAssignor.ENCODING_CONFIG, encoding));
+        assignor.configure(configs);
         warmUp(warmUps, () -> serverSide(assignor));
         long fallbacks = StickydConsumerGroupAssignor.fallbacks();
+        long brokerSolves = AssignorMetrics.of(StickydConsumerGroupAssignor.NAME, "consumer").brokerSolves();
         // warmed above (the fallback count starts after the warm-up): no second warm-up
         Answer answer = timed(node, -1, rounds, () -> {
             if (newMaps) {
@@ -221,6 +229,7 @@ public final class ConsumerAssignorBench {
             return serverSide(assignor);
         });
         node.put("fallbacks", StickydConsumerGroupAssignor.fallbacks() - fallbacks);
+        node.put("broker_solves", AssignorMetrics.of(StickydConsumerGroupAssignor.NAME, "consumer").brokerSolves() - brokerSolves);
         return answer;
     }
 
