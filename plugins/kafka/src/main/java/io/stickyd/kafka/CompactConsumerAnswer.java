@@ -102,9 +102,12 @@ final class CompactConsumerAnswer {
                 bySlot[fill[m]++] = slot;
             }
         }
+        // read only for an unchanged member whose assignment the request did not hold whole
         Map<Uuid, Integer> topicIndex = new HashMap<>();
-        for (int t = 0; t < request.topicIds().size(); t++) {
-            topicIndex.put(request.topicIds().get(t), t);
+        if (!allKept(same, kept)) {
+            for (int t = 0; t < request.topicIds().size(); t++) {
+                topicIndex.put(request.topicIds().get(t), t);
+            }
         }
         Map<String, MemberAssignment> members = new HashMap<>((int) Math.ceil(memberIds.size() / 0.75));
         boolean[][] reads = new boolean[request.subscriptions().size()][];
@@ -126,6 +129,16 @@ final class CompactConsumerAnswer {
             members.put(memberId, new MemberAssignmentImpl(partitions));
         }
         return new GroupAssignment(members);
+    }
+
+    /** Every member marked unchanged is kept as the request held it. */
+    private static boolean allKept(boolean[] same, boolean[] kept) {
+        for (int m = 0; m < same.length; m++) {
+            if (same[m] && !kept[m]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**

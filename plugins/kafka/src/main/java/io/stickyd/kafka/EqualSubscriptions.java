@@ -2,7 +2,8 @@ package io.stickyd.kafka;
 
 import java.util.Arrays;
 import java.util.Comparator;
-import java.util.stream.IntStream;
+import java.util.List;
+import org.apache.kafka.common.Uuid;
 
 /**
  * A group whose members all subscribe to the same topics, solved in the broker
@@ -20,6 +21,13 @@ final class EqualSubscriptions {
     /** Member index per partition slot (the request's slots), and the members whose assignment is unchanged. */
     record Answer(int[] owners, int[] unchanged) {
     }
+
+    /** The topics in the order of their ids' names ({@code byName}), for the topic list last seen. */
+    private record TopicOrder(List<Uuid> topicIds, int[] byName) {
+    }
+
+    // a group's topics rarely change between rebalances, and a Uuid's name is made anew each time it is asked for
+    private static volatile TopicOrder lastOrder = new TopicOrder(List.of(), new int[0]);
 
     private EqualSubscriptions() {
     }
@@ -72,8 +80,14 @@ final class EqualSubscriptions {
             room--;
         }
         // a member that owned exactly its quota keeps all of it and gets nothing
-        int[] unchanged = IntStream.range(0, members).filter(k -> own[k] == quota[k]).toArray();
-        return new Answer(owners, unchanged);
+        int[] unchanged = new int[members];
+        int same = 0;
+        for (int k = 0; k < members; k++) {
+            if (own[k] == quota[k]) {
+                unchanged[same++] = k;
+            }
+        }
+        return new Answer(owners, Arrays.copyOf(unchanged, same));
     }
 
     /** Each member's quota: floor(P/M), one more for the first P mod M that own at least that many, then the first others. */
@@ -107,16 +121,31 @@ final class EqualSubscriptions {
         for (int t = 0; t < topics; t++) {
             offsets[t + 1] = offsets[t] + partitions[t];
         }
-        String[] names = request.topicIds().stream().map(Object::toString).toArray(String[]::new);
-        Integer[] byName = IntStream.range(0, topics).boxed().toArray(Integer[]::new);
-        Arrays.sort(byName, Comparator.comparing(t -> names[t]));
         int[] slots = new int[offsets[topics]];
         int i = 0;
-        for (int t : byName) {
+        for (int t : byName(request.topicIds())) {
             for (int slot = offsets[t]; slot < offsets[t + 1]; slot++) {
                 slots[i++] = slot;
             }
         }
         return slots;
+    }
+
+    /** Topic indices in the order of the topics' names (the ids' strings), as the service sorts them. */
+    private static int[] byName(List<Uuid> topicIds) {
+        TopicOrder last = lastOrder;
+        if (last.topicIds().equals(topicIds)) {
+            return last.byName();
+        }
+        String[] names = new String[topicIds.size()];
+        Integer[] order = new Integer[topicIds.size()];
+        for (int t = 0; t < names.length; t++) {
+            names[t] = topicIds.get(t).toString();
+            order[t] = t;
+        }
+        Arrays.sort(order, Comparator.comparing(t -> names[t]));
+        int[] byName = Arrays.stream(order).mapToInt(Integer::intValue).toArray();
+        lastOrder = new TopicOrder(List.copyOf(topicIds), byName);
+        return byName;
     }
 }
