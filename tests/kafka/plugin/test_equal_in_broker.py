@@ -35,6 +35,8 @@ def _scattered(seed: int) -> dict[str, Any]:
 
 
 CASES = {
+    # the smallest group: the service answers it with its plain-list solver for tiny groups
+    "floor-leave": lambda: kafka_like_problem(20, 4, layout="sticky", shape="equal", event="leave"),
     "range-join": lambda: kafka_like_problem(2_000, 50, layout="range", shape="equal", event="join"),
     "roundrobin-leave": lambda: kafka_like_problem(2_000, 50, layout="roundrobin", shape="equal", event="leave"),
     "sticky-partitions-added": lambda: kafka_like_problem(
