@@ -103,7 +103,8 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
             compactWire = chosen.equals("compact");
         }
         equalInBroker = !byLoad && equalInBroker(configs);
-        String described = client.describe() + " with a " + client.timeoutMs() + " ms deadline";
+        String described = client.describe() + " with a " + client.timeoutMs() + " ms deadline"
+            + (equalInBroker ? ", groups of equal subscriptions solved in the broker" : "");
         if (!(name + described).equals(lastConfigured)) {
             lastConfigured = name + described;
             LOG.info("stickyd assignor asks {} (as {})", described, name);
@@ -163,8 +164,7 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
      * configured otherwise, a member has a rack or the weights are the service's live measurement (null).
      */
     private GroupAssignment ask(StickydHttpClient stickyd, GroupSpec group, SubscribedTopicDescriber topics,
-                                CompactConsumerRequest.Request read) throws Exception {
-        long started = System.nanoTime();
+                                CompactConsumerRequest.Request read, long started) throws Exception {
         int limitMs = Math.max(1, stickyd.firstShareMs() / 2);
         CompactConsumerRequest.Request compact = read == null ? null : CompactConsumerRequest.written(read, limitMs, options);
         if (compact != null) {
@@ -218,7 +218,7 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
                 metrics.solvedInBroker();
                 return CompactConsumerAnswer.assignment(IntBuffer.wrap(solved.owners()), solved.unchanged(), read, group);
             }
-            GroupAssignment assignment = ask(stickyd, group, topics, compact ? read : null);
+            GroupAssignment assignment = ask(stickyd, group, topics, compact ? read : null, started);
             if (metrics.answered(started)) {
                 LOG.info("stickyd at {} answers again; {} assignments were made by the uniform fallback so far",
                     stickyd.describe(), metrics.fallbacks());
