@@ -31,6 +31,7 @@ from stickyd.models.consumer.index import ConsumerIndex
 from stickyd.solvers.consumer.classes import UnitClasses, materialize
 from stickyd.solvers.errors import SolverFailure, SolveTimeout
 from stickyd.solvers.flows.convex_loads import load_segments, settled, widen
+from stickyd.solvers.flows.even_moves import even_split_at_bound
 
 _MAX_COST = 2**62
 EVEN_FIRST_MIN_UNITS = 10_000
@@ -116,6 +117,9 @@ def _even_split(model: ConsumerFlowModel, racks: int, deadline: float) -> FlowAn
     if time.monotonic() > deadline:
         raise SolveTimeout("min-cost flow did not finish within the time limit")
     started = time.monotonic()
+    at_bound = model.solve_even_at_bound(share)
+    if at_bound is not None:
+        return at_bound
     try:
         return model.solve_even(share, racks)
     except FlowInfeasible:
@@ -199,6 +203,25 @@ class ConsumerFlowModel:
         )
         units, flows = self._run(fixed, one_more, lo)
         return self._answer(fixed, flows, units)
+
+    def solve_even_at_bound(self, share: int) -> FlowAnswer | None:
+        """The even split as a max flow, when one moves no more than every even split must
+        (solvers/flows/even_moves.py); None when none does, or when giving up a unit may cost more
+        or less than another (classes with several claimants, racks, units keeping more partitions)."""
+        count = self.single_count
+        if len(self.split) or self.racks_differ or (len(count) and (count != count[0]).any()):
+            return None
+        cls = self.classes
+        free = np.bincount(
+            cls.class_pool[self.unclaimed], weights=cls.size[self.unclaimed], minlength=len(cls.pools)
+        ).astype(np.int64)
+        sizes = cls.size[self.single_class]
+        held = (self.single_member, cls.class_pool[self.single_class], sizes)
+        found = even_split_at_bound(held, free, self.pool_members, self.capacity > 0, share)
+        if found is None:
+            return None
+        owners = materialize(cls, (self.single_class, self.single_member, sizes - found.given_back), found.taken)
+        return FlowAnswer(owners=owners, loads=found.units * self.unit_weight)
 
     def _routing_arcs(self, weights: Weights) -> tuple[np.ndarray, ...]:
         """Arcs that route units from classes to members, with their capacities and costs:
