@@ -16,10 +16,11 @@ with nothing more to prove. Whether one exists is a max flow:
     pool --> eligible member holding too few --up to the share--> sink
                                              \\--one more--> spare --the extra left--> sink
 
-The first over-share members (in member order) keep one more, up to `extra`; the rest of `extra`
-goes to whoever can take it. When the flow saturates the sink, every member ends even and nobody
-gave up more than the bound; when it does not, the caller runs the min-cost flow (a split that
-needs a chain of give-ups, or another choice of who keeps one more). Cost scaling on the same
+When `extra` covers every member over the share, each of them keeps one more and the rest of
+`extra` goes to whoever can take it; when it does not, the flow picks which of them keep one more
+(one unit each, `extra` in all) and nobody else gets one. When the flow saturates the sink, every
+member ends even and nobody gave up more than the bound; when it does not, the caller runs the
+min-cost flow (a split that needs a chain of give-ups). Cost scaling on the same
 group is 4-6x slower (10,000 partitions x 1,000 members, unequal subscriptions: about 0.6 against
 3.5 ms), as a max flow has no costs to scale.
 """
@@ -56,23 +57,23 @@ def even_split_at_bound(
     n, pools = len(live), len(free)
     extra = int(units.sum() + free.sum()) - share * int(live.sum())
     holds = np.bincount(member, weights=units, minlength=n).astype(np.int64)
-    over = np.flatnonzero(holds > share)
-    keeps_one_more = over[: min(extra, len(over))]
-    must_give = holds - share
-    must_give[keeps_one_more] -= 1
-    must_give = np.maximum(must_give, 0)
+    over = holds > share
+    # fewer slots of one more than members over the share: the flow picks who keeps one more
+    picked = extra < int(over.sum())
+    must_give = np.where(over, holds - share - (0 if picked else 1), 0)
     giving = must_give > 0
-    takers = live & (holds <= share)
-    short = np.where(takers, share - holds, 0).clip(min=0)
+    takers = live & ~over
+    short = np.where(takers, share - holds, 0)
 
-    # nodes: members, then pools, then the source, the sink and the spare slots
+    # nodes: members, then pools, then the source, the sink and the slots of one more
     source, sink, spare = n + pools, n + pools + 1, n + pools + 2
     pool_of = np.repeat(np.arange(pools, dtype=np.int64), [len(m) for m in pool_members])
     eligible = np.concatenate(pool_members).astype(np.int64) if pools else pool_of
     offered = takers[eligible]
     from_pool, to_member = pool_of[offered], eligible[offered]
     rows = np.flatnonzero(giving[member])
-    short_members, spare_members = np.flatnonzero(short > 0), np.flatnonzero(takers)
+    short_members = np.flatnonzero(short > 0)
+    one_more = np.flatnonzero(over if picked else takers)
     blocks = [
         # a member holding too many gives up what it must
         (np.full(int(giving.sum()), source), np.flatnonzero(giving), must_give[giving]),
@@ -84,9 +85,9 @@ def even_split_at_bound(
         (n + from_pool, to_member, np.full(len(to_member), share + 1)),
         # every member ends with the even share ...
         (short_members, np.full(len(short_members), sink), short[short_members]),
-        # ... or one more, as many of them as the extra left
-        (spare_members, np.full(len(spare_members), spare), np.ones(len(spare_members), dtype=np.int64)),
-        (np.array([spare]), np.array([sink]), np.array([extra - len(keeps_one_more)])),
+        # ... or one more: kept by a member over the share, or taken by one at most at the share
+        (one_more, np.full(len(one_more), spare), np.ones(len(one_more), dtype=np.int64)),
+        (np.array([spare]), np.array([sink]), np.array([extra if picked else extra - int(over.sum())])),
     ]
     tails, heads, caps = (np.concatenate([b[i] for b in blocks]).astype(np.int64) for i in range(3))
     flow = max_flow.SimpleMaxFlow()
