@@ -17,7 +17,7 @@ from stickyd.solvers.budget import TimeBudget
 from stickyd.solvers.collector import collector_paused
 from stickyd.solvers.consumer.classes import build_classes
 from stickyd.solvers.consumer.equal import solve_equal
-from stickyd.solvers.consumer.flow import solve_min_cost_flow
+from stickyd.solvers.consumer.flow import solve_even_at_bound, solve_min_cost_flow
 from stickyd.solvers.consumer.flow_estimate import (
     RunningPace,
     answer_after_flow_s,
@@ -41,6 +41,7 @@ from stickyd.solvers.time_policy import (
     ANSWER_S_PER_PARTITION,
     CONSUMER_ANSWER_S_FIXED,
     DEFAULT_TIME_LIMIT_MS,
+    EVEN_AT_BOUND_SHARE_OF_FLOW,
     INCREMENTAL_SHARE_OF_FLOW,
     OPTIMAL_SHARE,
     STICKY_S_PER_UNIT,
@@ -182,6 +183,9 @@ def _optimal_or_fallback(
                 return owners, PROVEN_INCREMENTAL
         late = _late_estimate(index, arcs, deadline, pace)
         if late is not None:  # the flow cannot be stopped half way: not started when it would be late
+            owners = _even_at_bound_in_time(index, options.max_imbalance, arcs, deadline, pace)
+            if owners is not None:
+                return owners, PROVEN_BY_FLOW
             return _fallback(index, budget, late, "optimal", FallbackCause.SOLVER_TIME_LIMIT)
         classes = build_classes(index)
         weights = _uniform_unit_weights(index)
@@ -206,6 +210,21 @@ def _optimal_or_fallback(
         log.exception("optimal solver crashed")
         why, cause = f"the optimal solver failed ({type(error).__name__})", FallbackCause.SOLVER_ERROR
     return _fallback(index, budget, why, "optimal", cause)
+
+
+def _even_at_bound_in_time(
+    index: ConsumerIndex, max_imbalance: int, arcs: int, deadline: float, pace: RunningPace
+) -> list[np.ndarray] | None:
+    """Where the full flow would be late: the even split at the moves' bound (one max flow, no costs
+    to scale), when every unit weighs one partition and twice its estimate fits before `deadline`
+    (the other half for the fallback, should no even split meet the bound); None otherwise."""
+    if max_imbalance != 0 or _uniform_unit_weights(index) != {}:
+        return None
+    expected_s = EVEN_AT_BOUND_SHARE_OF_FLOW * optimal_flow_s(arcs, network_units(index), pace.slowdown())
+    if 2 * expected_s > deadline - time.monotonic():
+        return None
+    answer = solve_even_at_bound(index, build_classes(index))
+    return None if answer is None else answer.owners
 
 
 def _late_estimate(index: ConsumerIndex, arcs: int, deadline: float, pace: RunningPace) -> str | None:

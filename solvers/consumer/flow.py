@@ -95,6 +95,21 @@ def solve_min_cost_flow(
     return model.solve(lo, hi, Weights(balance=racks + 1, moves=(racks + 1) * (spread + 1), racks=1), deadline)
 
 
+def solve_even_at_bound(index: ConsumerIndex, unit_classes: UnitClasses) -> FlowAnswer | None:
+    """The even split at the moves' bound alone, every unit weighing one partition (the caller
+    checks): the lexicographic optimum when it answers (balanced within one unit, the fewest moves
+    any such split can have, no racks); None when some member cannot reach the even share or no
+    even split meets the bound. No min-cost flow runs."""
+    model = ConsumerFlowModel(index, unit_classes, {})
+    live = model.capacity > 0
+    if not live.any():
+        return None
+    share = model.total_units // int(live.sum())
+    if (model.capacity[live] < share).any():
+        return None
+    return model.solve_even_at_bound(share)
+
+
 def _even_split(model: ConsumerFlowModel, racks: int, deadline: float) -> FlowAnswer | None:
     """The balanced optimum as a flow that costs moves and rack misses only, every member that can
     take units held to the even share or one more; None when no assignment meets those bounds (then

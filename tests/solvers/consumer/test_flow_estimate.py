@@ -148,3 +148,68 @@ def test_a_compact_answer_keeps_its_own_smaller_reserve() -> None:
     assert compact_deadline > time.monotonic() + 0.1
     kept = answer_after_flow_s(1_000_000, UNMEASURED_SLOWDOWN, compact=True)
     assert budget.deadline - compact_deadline == pytest.approx(kept)  # the reserve binds, not the share
+
+
+# cooperative: past the tiny path; 15 partitions over 3 members, 5 each: m1 gives up two of a to m3
+EVEN_AT_BOUND: dict[str, Any] = {
+    "topics": {"a": 6, "b": 3, "c": 6},
+    "members": [
+        {"id": "m1", "topics": ["a", "b"], "owned": {"a": [0, 1, 2, 3], "b": [0, 1, 2]}},
+        {"id": "m2", "topics": ["b", "c"], "owned": {"c": [0, 1, 2, 3, 4]}},
+        {"id": "m3", "topics": ["a", "c"], "owned": {"a": [4]}},
+    ],
+    "options": {"protocol": "cooperative"},
+}
+# m1 must give up one partition of b, which only m3 could take; m3 is even and only m2 is short
+NEEDS_A_CHAIN: dict[str, Any] = {
+    "topics": {"a": 3, "b": 3},
+    "members": [
+        {"id": "m1", "topics": ["a", "b"], "owned": {"b": [0, 1, 2]}},
+        {"id": "m2", "topics": ["a"], "owned": {"a": [0]}},
+        {"id": "m3", "topics": ["a", "b"], "owned": {"a": [1, 2]}},
+    ],
+    "options": {"protocol": "cooperative"},
+}
+
+
+def _full_flow_late_even_split_in_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_min_cost_flow(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the min-cost flow ran although its estimate did not fit")
+
+    monkeypatch.setattr(stickyd.solvers.consumer.dispatch, "solve_min_cost_flow", no_min_cost_flow)
+    monkeypatch.setattr(stickyd.solvers.consumer.flow_estimate, "FLOW_S_PER_ARC", 3600.0)
+    monkeypatch.setattr(stickyd.solvers.consumer.dispatch, "EVEN_AT_BOUND_SHARE_OF_FLOW", 1e-7)
+
+
+def test_where_the_full_flow_would_be_late_the_even_split_at_the_bound_answers_proven(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The min-cost flow is estimated past the time left, but the max flow at the moves' bound fits:
+    it answers, proven optimal, with the moves and loads the min-cost flow gives."""
+    full = solve_consumer(EVEN_AT_BOUND, budget=TimeBudget.of_ms(10_000))
+    _full_flow_late_even_split_in_time(monkeypatch)
+    solution = solve_consumer(EVEN_AT_BOUND, budget=TimeBudget.of_ms(10_000))
+    stats = solution.stats
+    assert stats.optimal and not stats.fallback and stats.solver == "min-cost-flow"
+    assert (stats.moves, stats.min_load, stats.max_load) == (full.stats.moves, 5, 5) == (2, 5, 5)
+    assert full.stats.optimal
+    assert_valid(EVEN_AT_BOUND, solution)
+
+
+def test_where_no_even_split_meets_the_bound_the_late_flow_still_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    _full_flow_late_even_split_in_time(monkeypatch)
+    solution = solve_consumer(NEEDS_A_CHAIN, budget=TimeBudget.of_ms(10_000))
+    assert solution.stats.fallback and not solution.stats.optimal
+    assert any("the optimal solver was not started" in w for w in solution.stats.warnings)
+    assert_valid(NEEDS_A_CHAIN, solution)
+
+
+def test_the_even_split_is_not_tried_when_twice_its_estimate_does_not_fit(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_model(*_args: object) -> None:
+        raise AssertionError("the even split's classes were built although its estimate did not fit")
+
+    monkeypatch.setattr(stickyd.solvers.consumer.dispatch, "build_classes", no_model)
+    monkeypatch.setattr(stickyd.solvers.consumer.flow_estimate, "FLOW_S_PER_ARC", 3600.0)
+    solution = solve_consumer(EVEN_AT_BOUND, budget=TimeBudget.of_ms(10_000))
+    assert solution.stats.fallback
+    assert_valid(EVEN_AT_BOUND, solution)
