@@ -23,9 +23,11 @@ group solved by stickyd, then the event; what a broker that assigns with the plu
   coordinator keeps them for members whose assignment did not change (the same objects each time),
   so the plug-in reads each member's partitions once; "new maps": new Assignment objects in every
   timed call, as if every member's assignment had just changed (each read in full). "In broker":
-  the plug-in configured with `stickyd.equal.subscriptions=broker`, on the rows of equal
-  subscriptions: it solves the group in the JVM (the service's own closed form, the same answer)
-  and asks nothing; its ratio is over UniformAssignor too.
+  on the rows of equal subscriptions, the plug-in configured with `stickyd.equal.subscriptions=broker`
+  (it solves the group in the JVM, the service's own closed form, the same answer, and asks
+  nothing); on the rows of unequal ones, with `stickyd.unequal.subscriptions=broker` (the even split
+  at the moves' bound by one max flow in the JVM, as optimal as the service's answer; when there is
+  none it asks the service, and the row says so). Its ratio is over UniformAssignor too.
 - CPU: the CPU time the JVM spent (all its threads: the collector's and the HTTP client's too)
   per timed call, Uniform's and the plug-in's; the plug-in's also counts the service's (web, fork
   server and solver processes, /proc) per compact request, over the service-alone POSTs. Both are
@@ -63,8 +65,9 @@ FLOOR = (20, 4)
 """the smallest group: 10 topics of 2 partitions and 4 members (equal subscriptions, one leaves)."""
 LAYOUTS = ("range", "roundrobin", "sticky", "stickyd")
 ASSIGNORS = ("uniform", "stickyd-plugin", "stickyd-plugin-new-maps", "stickyd-plugin-json")
-IN_BROKER = "stickyd-plugin-broker-equal"
-"""the plug-in solving a group of equal subscriptions in the JVM: run on the rows of equal subscriptions."""
+IN_BROKER = {"equal": "stickyd-plugin-broker-equal", "unequal": "stickyd-plugin-broker-unequal"}
+"""the plug-in solving a group in the JVM: of equal subscriptions (its closed form), of unequal ones (the
+even split at the moves' bound, else it asks the service)."""
 TITLE = "The plug-in's wire: compact encoding against JSON and UniformAssignor (`python -m bench.wire.plugin_wire`)"
 STEADY_TITLE = "The plug-in's wire after stickyd's own answer (`python -m bench.wire.plugin_wire --layouts stickyd`)"
 """the `stickyd` layout's rows: a section of their own, so that either part can be run alone."""
@@ -107,14 +110,14 @@ def _seconds(outcome: Outcome) -> str:
     return f"{outcome.seconds:.3f}" if outcome.seconds >= 0.01 else f"{outcome.seconds:.6f}"
 
 
-def _checked_in_broker(broker: Outcome, plugin: Outcome) -> Outcome:
-    """`broker` with a note when it asked the service after all, or when its moves or loads are not
-    the service's answer's."""
+def _checked_in_broker(broker: Outcome, plugin: Outcome, shape: str) -> Outcome:
+    """`broker` with a note when it asked the service after all (with unequal subscriptions: no even
+    split at the moves' bound, as designed), or when its moves or loads are not the service's answer's."""
     if broker.figures is None or plugin.figures is None:
         return broker
     said = [broker.note] if broker.note else []
     if not broker.figures.get("broker_solves"):
-        said.append("asked the service (miss)")
+        said.append("asked the service (miss)" if shape == "equal" else "asked the service: no even split at the bound")
     if any(broker.figures[k] != plugin.figures[k] for k in ("moves", "min_load", "max_load")):
         said.append("moves or loads differ from the service's answer (miss)")
     return replace(broker, note="; ".join(said))
@@ -145,10 +148,10 @@ def one_row(label: tuple[str, str, str, str], problem: dict[str, Any], tmp: Path
     compact_body = encode_request(problem)
     problem_file = write_problem_json(problem, tmp / "problem.json")
     env = {"STICKYD_URL": args.url, "STICKYD_TIMEOUT_MS": str(args.timeout_ms)}
-    in_broker = [IN_BROKER] if shape == "equal" else []
+    in_broker = IN_BROKER[shape]
     out = run_kafka(
         problem_file,
-        [*ASSIGNORS, *in_broker],
+        [*ASSIGNORS, in_broker],
         large=partitions >= LARGE,
         cap_s=args.cap_s,
         env=env,
@@ -160,7 +163,7 @@ def one_row(label: tuple[str, str, str, str], problem: dict[str, Any], tmp: Path
         args.url, args.service_pid, compact_body, MEDIA_TYPE, args.rounds
     )
     alone_json, answer_json, _ = service_alone(args.url, args.service_pid, json_body, "application/json", args.rounds)
-    broker = _checked_in_broker(out.get(IN_BROKER, Outcome(None, None, "")), plugin)
+    broker = _checked_in_broker(out.get(in_broker, Outcome(None, None, "")), plugin, shape)
     cpu, cpu_ratio = _cpu(uniform, plugin, service_cpu)
     labelled = (
         ("", plugin),

@@ -53,3 +53,17 @@ def test_each_section_starts_with_the_floor_and_chosen_sizes_leave_it_out() -> N
     assert [label for label, _ in _instances(chosen, ["sticky"])] == [
         ("200 x 10", shape, "sticky", "leave") for shape in ("equal", "unequal")
     ]
+
+
+@pytest.mark.skipif(not kafka_jars_built(), reason="Kafka jars not built (mvn package)")
+def test_a_row_of_unequal_subscriptions_times_the_even_split_in_the_broker(
+    service: ServiceProcess, tmp_path: Path
+) -> None:
+    problem = kafka_like_problem(2_000, 50, layout="range", shape="unequal", event="join")
+    problem["options"] = {"time_limit_ms": 2_000}
+    args = argparse.Namespace(url=service.url, service_pid=service.pid, timeout_ms=4_000, rounds=1, cap_s=120.0)
+    row = one_row(("2,000 x 50", "unequal", "range", "join"), problem, tmp_path, args)
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert float(cells[7]) > 0 and (cells[8].endswith("x") or cells[8] == "-")
+    # solved in the broker, moving and loading as the service's answer: no note
+    assert cells[18] == ""

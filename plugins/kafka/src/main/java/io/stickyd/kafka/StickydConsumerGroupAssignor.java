@@ -41,7 +41,10 @@ import org.slf4j.LoggerFactory;
  * <p>With {@code stickyd.equal.subscriptions=broker}, a group whose members all subscribe to the same
  * topics (and have no rack) is solved in the broker by {@link EqualSubscriptions}, the closed form of the
  * service's own answer for it, and the service is not asked; by default ({@code service}) every group is
- * asked of the service. {@code stickyd-load} always asks.
+ * asked of the service. With {@code stickyd.unequal.subscriptions=broker}, a group of unequal
+ * subscriptions (no rack, one claimant per partition) is solved in the broker by {@link EvenSplit} when an
+ * even split moves no more than every even split must (the service's max flow at the moves' bound,
+ * optimal too); any other group is asked. {@code stickyd-load} always asks.
  */
 public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssignor, Configurable {
     public static final String NAME = "stickyd";
@@ -53,6 +56,8 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
     public static final String ENCODING_CONFIG = "stickyd.encoding";
     /** Where a group of equal subscriptions is solved: {@code service} (the default) or {@code broker}. */
     public static final String EQUAL_SUBSCRIPTIONS_CONFIG = "stickyd.equal.subscriptions";
+    /** Where a group of unequal subscriptions is solved when its even split meets the moves' bound: {@code service} or {@code broker}. */
+    public static final String UNEQUAL_SUBSCRIPTIONS_CONFIG = "stickyd.unequal.subscriptions";
     static final String PATH = "v1/assign/consumer";
 
     private static final Logger LOG = LoggerFactory.getLogger(StickydConsumerGroupAssignor.class);
@@ -71,6 +76,7 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
     private volatile boolean liveWeights;
     private volatile boolean compactWire = true;
     private volatile boolean equalInBroker;
+    private volatile boolean unequalInBroker;
 
     public StickydConsumerGroupAssignor() {
         this(NAME, false);
@@ -102,9 +108,11 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
             }
             compactWire = chosen.equals("compact");
         }
-        equalInBroker = !byLoad && equalInBroker(configs);
+        equalInBroker = !byLoad && inBroker(configs, EQUAL_SUBSCRIPTIONS_CONFIG);
+        unequalInBroker = !byLoad && inBroker(configs, UNEQUAL_SUBSCRIPTIONS_CONFIG);
         String described = client.describe() + " with a " + client.timeoutMs() + " ms deadline"
-            + (equalInBroker ? ", groups of equal subscriptions solved in the broker" : "");
+            + (equalInBroker ? ", groups of equal subscriptions solved in the broker" : "")
+            + (unequalInBroker ? ", groups of unequal subscriptions solved in the broker where even at the moves' bound" : "");
         if (!(name + described).equals(lastConfigured)) {
             lastConfigured = name + described;
             LOG.info("stickyd assignor asks {} (as {})", described, name);
@@ -135,14 +143,14 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
         return added;
     }
 
-    /** {@code stickyd.equal.subscriptions}: unset or {@code service}, or {@code broker}. */
-    private static boolean equalInBroker(Map<String, ?> configs) {
-        Object where = configs.get(EQUAL_SUBSCRIPTIONS_CONFIG);
+    /** {@code stickyd.equal.subscriptions} or {@code stickyd.unequal.subscriptions}: unset or {@code service}, or {@code broker}. */
+    private static boolean inBroker(Map<String, ?> configs, String property) {
+        Object where = configs.get(property);
         if (where == null || where.toString().isBlank() || where.toString().trim().equals("service")) {
             return false;
         }
         if (!where.toString().trim().equals("broker")) {
-            throw new IllegalArgumentException(EQUAL_SUBSCRIPTIONS_CONFIG + " must be service or broker, got " + where);
+            throw new IllegalArgumentException(property + " must be service or broker, got " + where);
         }
         return true;
     }
@@ -212,8 +220,11 @@ public class StickydConsumerGroupAssignor implements ConsumerGroupPartitionAssig
         long started = System.nanoTime();
         try {
             boolean compact = compactWire && !liveWeights;
-            CompactConsumerRequest.Request read = compact || equalInBroker ? CompactConsumerRequest.read(group, topics, held) : null;
-            EqualSubscriptions.Answer solved = equalInBroker && read != null ? EqualSubscriptions.solve(read) : null;
+            boolean inBroker = equalInBroker || unequalInBroker;
+            CompactConsumerRequest.Request read = compact || inBroker ? CompactConsumerRequest.read(group, topics, held) : null;
+            EqualSubscriptions.Answer solved = read == null || !inBroker ? null
+                : read.subscriptions().size() == 1 ? (equalInBroker ? EqualSubscriptions.solve(read) : null)
+                : unequalInBroker ? EvenSplit.solve(read) : null;
             if (solved != null) {
                 metrics.solvedInBroker();
                 return CompactConsumerAnswer.assignment(IntBuffer.wrap(solved.owners()), solved.unchanged(), read, group);

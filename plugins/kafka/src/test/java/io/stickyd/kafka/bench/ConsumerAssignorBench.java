@@ -69,6 +69,9 @@ import org.apache.kafka.coordinator.group.modern.MemberSubscriptionAndAssignment
  *   <li>{@code stickyd-plugin-broker-equal}: the plug-in configured with
  *       {@code stickyd.equal.subscriptions=broker}: a group of equal subscriptions is solved in the JVM
  *       ({@code broker_solves}: how many timed calls were), any other asks the service as above.
+ *   <li>{@code stickyd-plugin-broker-unequal}: the plug-in configured with
+ *       {@code stickyd.unequal.subscriptions=broker}: a group of unequal subscriptions whose even split
+ *       meets the moves' bound is solved in the JVM, any other asks the service as above.
  * </ul>
  *
  * Moves: partitions claimed by a current member (its {@code owned}) that end with another member, as
@@ -166,6 +169,8 @@ public final class ConsumerAssignorBench {
                 case "stickyd-plugin-json" -> bench.stickyd(node, warmUps, rounds, Map.of(ENCODING, "json"), false);
                 case "stickyd-plugin-broker-equal" -> bench.stickyd(node, warmUps, rounds,
                     Map.of(ENCODING, "compact", StickydConsumerGroupAssignor.EQUAL_SUBSCRIPTIONS_CONFIG, "broker"), false);
+                case "stickyd-plugin-broker-unequal" -> bench.stickyd(node, warmUps, rounds,
+                    Map.of(ENCODING, "compact", StickydConsumerGroupAssignor.UNEQUAL_SUBSCRIPTIONS_CONFIG, "broker"), false);
                 default -> throw new IllegalArgumentException("unknown assignor " + name);
             };
             bench.figures(answer, node);
