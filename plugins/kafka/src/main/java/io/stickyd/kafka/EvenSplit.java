@@ -19,16 +19,22 @@ import java.util.Arrays;
  * may differ from the service's, never its balance or its moves.
  */
 final class EvenSplit {
+    /** Members x topics at most: the tables of what each member holds of each topic are that large (16 MB each at most). */
+    static final long MAX_CELLS = 4_000_000;
+
     private EvenSplit() {
     }
 
-    /** The optimum, or null: a partition with two claimants, a member that cannot reach the share, or a chain needed. */
+    /**
+     * The optimum, or null: a partition with two claimants, a member that cannot reach the share, a chain
+     * needed, or more than {@link #MAX_CELLS} members x topics.
+     */
     static EqualSubscriptions.Answer solve(CompactConsumerRequest.Request request) {
-        if (!request.oneClaimantEach()) {
-            return null;
-        }
         int members = request.memberIds().size();
         int topics = request.topicIds().size();
+        if (!request.oneClaimantEach() || (long) members * topics > MAX_CELLS) {
+            return null;
+        }
         int[] partitions = request.partitions();
         int[] offsets = new int[topics + 1];
         for (int t = 0; t < topics; t++) {
