@@ -74,12 +74,12 @@ AFTER_S_PER_PARTITION_COMPACT = 0.05e-6
 """the same when the answer is written in the compact encoding (the plug-in's): measured 0.016-0.025
 us at 1M partitions (2026-11-28, 1M x 2,000, the check, the solution and the compact bytes: 16-25
 ms; the JSON answer of the same groups 137-183 ms)."""
-EVEN_AT_BOUND_SHARE_OF_FLOW = 0.25
+EVEN_AT_BOUND_SHARE_OF_FLOW = 0.2
 """the even split at the moves' bound (solvers/flows/even_moves.py: classes, one max flow, the
-answer's counts) is estimated at this part of the full flow's estimate, and tried when the full flow
-would be late if twice that fits (the other half: the fallback, when no even split meets the bound).
-1M x 2,000 unequal after Kafka's assignors (516,000 arcs): 0.10 s quiet against an estimate of
-0.83 s, 12%; 10,000 x 1,000: 1.0 ms against about 12 ms."""
+answer's counts) is estimated at this part of the full flow's estimate, and tried where the full flow
+would be late if that fits in what is left of the optimal solver's share (the fallback keeps its own
+part of the time limit). 1M x 2,000 unequal after Kafka's assignors (516,000 arcs): 0.11 s quiet
+against a flow estimate of 0.83 s, 13.5%; 10,000 x 1,000: 1.0 ms against about 12 ms."""
 INCREMENTAL_SHARE_OF_FLOW = 0.5
 """the incremental path (solvers/consumer/incremental.py) gives up after this part of the full flow's
 estimate: when it cannot prove its answer the request costs at most that much more (after Kafka's

@@ -216,12 +216,13 @@ def _even_at_bound_in_time(
     index: ConsumerIndex, max_imbalance: int, arcs: int, deadline: float, pace: RunningPace
 ) -> list[np.ndarray] | None:
     """Where the full flow would be late: the even split at the moves' bound (one max flow, no costs
-    to scale), when every unit weighs one partition and twice its estimate fits before `deadline`
-    (the other half for the fallback, should no even split meet the bound); None otherwise."""
+    to scale), when every unit weighs one partition and its estimate fits before `deadline` (the
+    optimal solver's share: the fallback keeps its own part of the time limit, should no even split
+    meet the bound); None otherwise."""
     if max_imbalance != 0 or _uniform_unit_weights(index) != {}:
         return None
     expected_s = EVEN_AT_BOUND_SHARE_OF_FLOW * optimal_flow_s(arcs, network_units(index), pace.slowdown())
-    if 2 * expected_s > deadline - time.monotonic():
+    if expected_s > deadline - time.monotonic():
         return None
     answer = solve_even_at_bound(index, build_classes(index))
     return None if answer is None else answer.owners

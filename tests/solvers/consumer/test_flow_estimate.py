@@ -204,7 +204,7 @@ def test_where_no_even_split_meets_the_bound_the_late_flow_still_falls_back(monk
     assert_valid(NEEDS_A_CHAIN, solution)
 
 
-def test_the_even_split_is_not_tried_when_twice_its_estimate_does_not_fit(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_even_split_is_not_tried_when_its_estimate_does_not_fit_either(monkeypatch: pytest.MonkeyPatch) -> None:
     def no_model(*_args: object) -> None:
         raise AssertionError("the even split's classes were built although its estimate did not fit")
 
