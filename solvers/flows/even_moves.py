@@ -11,17 +11,18 @@ split moves fewer units than
 An even split that moves exactly that many is the fewest moves any even split can have: optimal,
 with nothing more to prove. Whether one exists is a max flow:
 
-    source --what it must give up--> member holding too many --its units--> pool
-    source --units nobody holds------------------------------------------> pool
-    pool --> eligible member holding too few --up to the share--> sink
-                                             \\--one more--> spare --the extra left--> sink
+    source --what it must give up--> member over the share --its units--> pool
+    source --units nobody holds----------------------------------------> pool
+    pool --> eligible member at most at the share --what it lacks of it--> sink
+                                                  \\--one more--> spare --the extra left--> sink
+    member over the share --keeps one more--> spare   (only when fewer slots than such members)
 
 When `extra` covers every member over the share, each of them keeps one more and the rest of
 `extra` goes to whoever can take it; when it does not, the flow picks which of them keep one more
 (one unit each, `extra` in all) and nobody else gets one. When the flow saturates the sink, every
 member ends even and nobody gave up more than the bound; when it does not, the caller runs the
-min-cost flow (a split that needs a chain of give-ups). Cost scaling on the same
-group is 4-6x slower (10,000 partitions x 1,000 members, unequal subscriptions: about 0.6 against
+min-cost flow (a split that needs a chain of give-ups). Cost scaling on the same group is 4-6x
+slower (10,000 partitions x 1,000 members, unequal subscriptions: about 0.6 against
 3.5 ms), as a max flow has no costs to scale.
 """
 
