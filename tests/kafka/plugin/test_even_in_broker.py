@@ -21,6 +21,7 @@ from stickyd.models import ConsumerProblem, index_consumer_problem
 from stickyd.solvers.consumer.classes import build_classes
 from stickyd.solvers.consumer.flow import solve_even_at_bound
 from tests.kafka.jvm import kafka_jars_built
+from tests.solvers.consumer.test_flow_estimate import NEEDS_A_CHAIN
 
 ASSIGNORS = ["stickyd-plugin", "stickyd-plugin-broker-unequal"]
 
@@ -33,16 +34,6 @@ CASES = {
     "stickyd-leave": lambda: after_optimum(2_000, 50, "unequal", "leave"),
     "stickyd-join": lambda: after_optimum(2_000, 50, "unequal", "join"),
     "stickyd-partitions-added": lambda: after_optimum(2_000, 50, "unequal", "partitions-added"),
-}
-
-# m1 must give up a partition of b, which only m3 also reads; m3 is even and only m2 is short, of a
-NEEDS_A_CHAIN: dict[str, Any] = {
-    "topics": {"a": 3, "b": 3},
-    "members": [
-        {"id": "m1", "topics": ["a", "b"], "owned": {"b": [0, 1, 2]}},
-        {"id": "m2", "topics": ["a"], "owned": {"a": [0]}},
-        {"id": "m3", "topics": ["a", "b"], "owned": {"a": [1, 2]}},
-    ],
 }
 
 

@@ -163,16 +163,21 @@ class EqualSubscriptionsTest {
     }
 
     /** A loopback port nothing listens on: any request to it fails at once. */
-    private static int closedPort() throws IOException {
+    static int closedPort() throws IOException {
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return socket.getLocalPort();
         }
     }
 
     private static StickydConsumerGroupAssignor configured(String where) throws IOException {
+        return configured(StickydConsumerGroupAssignor.EQUAL_SUBSCRIPTIONS_CONFIG, where);
+    }
+
+    /** The assignor with {@code property} set to {@code where} and a service that cannot be reached. */
+    static StickydConsumerGroupAssignor configured(String property, String where) throws IOException {
         StickydConsumerGroupAssignor assignor = new StickydConsumerGroupAssignor();
         assignor.configure(Map.of(StickydHttpClient.URL_CONFIG, "http://127.0.0.1:" + closedPort(),
-            StickydHttpClient.TIMEOUT_MS_CONFIG, "2000", StickydConsumerGroupAssignor.EQUAL_SUBSCRIPTIONS_CONFIG, where));
+            StickydHttpClient.TIMEOUT_MS_CONFIG, "2000", property, where));
         return assignor;
     }
 

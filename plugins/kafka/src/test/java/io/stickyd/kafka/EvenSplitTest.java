@@ -7,8 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -202,17 +200,8 @@ class EvenSplitTest {
         return kept + Math.min(before.length - share * liveCount, over);
     }
 
-    private static int closedPort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
-        }
-    }
-
     private static StickydConsumerGroupAssignor configured(String where) throws IOException {
-        StickydConsumerGroupAssignor assignor = new StickydConsumerGroupAssignor();
-        assignor.configure(Map.of(StickydHttpClient.URL_CONFIG, "http://127.0.0.1:" + closedPort(),
-            StickydHttpClient.TIMEOUT_MS_CONFIG, "2000", StickydConsumerGroupAssignor.UNEQUAL_SUBSCRIPTIONS_CONFIG, where));
-        return assignor;
+        return EqualSubscriptionsTest.configured(StickydConsumerGroupAssignor.UNEQUAL_SUBSCRIPTIONS_CONFIG, where);
     }
 
     @Test
