@@ -92,7 +92,7 @@ final class EvenSplit {
         if (flow == null) {
             return null;
         }
-        return answer(flow, owners, offsets, held, holds, dropped, topics);
+        return answer(flow, owners, offsets, dropped, topics);
     }
 
     /** The max flow's network, solved; null when it does not fill every member's share. */
@@ -153,9 +153,8 @@ final class EvenSplit {
     }
 
     /** The owners the flow gives: members keep their lowest-numbered partitions of a topic, the rest dealt in id order. */
-    private static EqualSubscriptions.Answer answer(Flow flow, int[] owners, int[] offsets, int[] held, int[] holds,
-                                                    boolean[] dropped, int topics) {
-        int members = holds.length;
+    private static EqualSubscriptions.Answer answer(Flow flow, int[] owners, int[] offsets, boolean[] dropped, int topics) {
+        int members = dropped.length;
         boolean[] changed = Arrays.copyOf(dropped, members);
         for (int t = 0; t < topics; t++) {
             // a member over the share gives up its highest-numbered partitions of the topic
