@@ -21,17 +21,23 @@ from tests.kafka.switchboard import Switchboard
 CONSUMER = consumer_bean()
 
 
-@pytest.fixture(scope="module")
-def broker() -> Iterator[ApacheKafka]:
+def broker_without_stickyd(properties: dict[str, str]) -> Iterator[ApacheKafka]:
+    """A broker with the plug-in and `properties`, whose `stickyd.url` resets every connection."""
     if not kafka_jars_built():
         pytest.skip("Kafka jars not built: run `mvn -q -B -f plugins/kafka/pom.xml package` (scripts/test does)")
     gone = Switchboard()  # starts in `reset`: stickyd unreachable
     try:
-        properties = {**stickyd_broker_properties(gone.url), "stickyd.equal.subscriptions": "broker"}
-        with apache_kafka_broker(properties, jmx_port=free_port()) as running:
+        with apache_kafka_broker(
+            {**stickyd_broker_properties(gone.url), **properties}, jmx_port=free_port()
+        ) as running:
             yield running
     finally:
         gone.close()
+
+
+@pytest.fixture(scope="module")
+def broker() -> Iterator[ApacheKafka]:
+    yield from broker_without_stickyd({"stickyd.equal.subscriptions": "broker"})
 
 
 def counters(broker: ApacheKafka) -> dict[str, float]:

@@ -11,29 +11,15 @@ from collections.abc import Iterator
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from stickyd.cli.child_service import free_port
-from tests.kafka.apache_kafka import ApacheKafka, apache_kafka_broker, stickyd_broker_properties
+from tests.kafka.apache_kafka import ApacheKafka
 from tests.kafka.consumer_protocol import Member, settle
-from tests.kafka.jvm import kafka_jars_built
-from tests.kafka.plugin.test_equal_in_broker_kafka import counters, create_topics
-from tests.kafka.switchboard import Switchboard
+from tests.kafka.plugin.test_equal_in_broker_kafka import broker_without_stickyd, counters, create_topics
 
 
 @pytest.fixture(scope="module")
 def broker() -> Iterator[ApacheKafka]:
-    if not kafka_jars_built():
-        pytest.skip("Kafka jars not built: run `mvn -q -B -f plugins/kafka/pom.xml package` (scripts/test does)")
-    gone = Switchboard()  # starts in `reset`: stickyd unreachable
-    try:
-        properties = {
-            **stickyd_broker_properties(gone.url),
-            "stickyd.equal.subscriptions": "broker",
-            "stickyd.unequal.subscriptions": "broker",
-        }
-        with apache_kafka_broker(properties, jmx_port=free_port()) as running:
-            yield running
-    finally:
-        gone.close()
+    both = {"stickyd.equal.subscriptions": "broker", "stickyd.unequal.subscriptions": "broker"}
+    yield from broker_without_stickyd(both)
 
 
 def test_a_group_of_unequal_subscriptions_is_solved_in_the_broker_with_stickyd_unreachable(broker: ApacheKafka) -> None:

@@ -37,10 +37,10 @@ import org.junit.jupiter.api.Test;
  * left to the service when its members' subscriptions differ, and the service not asked.
  */
 class EqualSubscriptionsTest {
-    private static final List<Uuid> TOPIC_IDS = List.of(new Uuid(9L, 3L), new Uuid(9L, 1L), new Uuid(9L, 2L));
+    static final List<Uuid> TOPIC_IDS = List.of(new Uuid(9L, 3L), new Uuid(9L, 1L), new Uuid(9L, 2L));
 
     /** Topic i of {@code TOPIC_IDS} has {@code counts[i]} partitions. */
-    private static SubscribedTopicDescriber topics(int[] counts) {
+    static SubscribedTopicDescriber topics(int[] counts) {
         return new SubscribedTopicDescriber() {
             @Override
             public int numPartitions(Uuid topicId) {

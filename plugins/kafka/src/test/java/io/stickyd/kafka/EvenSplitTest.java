@@ -32,21 +32,10 @@ import org.junit.jupiter.api.Test;
  * the bound allows; through the assignor the service is not asked.
  */
 class EvenSplitTest {
-    private static final List<Uuid> TOPIC_IDS = List.of(new Uuid(7L, 3L), new Uuid(7L, 1L), new Uuid(7L, 2L));
+    private static final List<Uuid> TOPIC_IDS = EqualSubscriptionsTest.TOPIC_IDS;
 
     private static SubscribedTopicDescriber topics(int[] counts) {
-        return new SubscribedTopicDescriber() {
-            @Override
-            public int numPartitions(Uuid topicId) {
-                int t = TOPIC_IDS.indexOf(topicId);
-                return t < 0 ? -1 : counts[t];
-            }
-
-            @Override
-            public Set<String> racksForPartition(Uuid topicId, int partition) {
-                return Set.of();
-            }
-        };
+        return EqualSubscriptionsTest.topics(counts);
     }
 
     /** Member m subscribes to the topics t with {@code reads[m][t]}; {@code owner[t][p]}: its member or -1. */
